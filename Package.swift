@@ -1,0 +1,75 @@
+// swift-tools-version: 6.0
+import PackageDescription
+
+// Dependencies point one way: Sockets ← HTTPServer, CLibPQ ← Postgres, and BudgetAPI on top of
+// both. HTTPServer knows nothing of budgets; Postgres knows nothing of HTTP. No SwiftNIO anywhere.
+let package = Package(
+    name: "budget-server",
+    platforms: [.macOS(.v14)],
+    products: [
+        .executable(name: "budget-server", targets: ["budget-server"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
+    ],
+    targets: [
+        .systemLibrary(
+            name: "CLibPQ",
+            pkgConfig: "libpq",
+            providers: [.apt(["libpq-dev"]), .brew(["libpq"])]
+        ),
+        .target(name: "Sockets"),
+        .target(
+            name: "HTTPServer",
+            dependencies: [
+                "Sockets",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "DequeModule", package: "swift-collections"),
+            ]
+        ),
+        .target(
+            name: "Postgres",
+            dependencies: [
+                "CLibPQ",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "DequeModule", package: "swift-collections"),
+            ]
+        ),
+        .target(
+            name: "LocalPostgres",
+            dependencies: [.product(name: "Logging", package: "swift-log")]
+        ),
+        .target(
+            name: "BudgetAPI",
+            dependencies: [
+                "HTTPServer",
+                "Postgres",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .executableTarget(
+            name: "budget-server",
+            dependencies: [
+                "BudgetAPI",
+                "HTTPServer",
+                "Postgres",
+                "LocalPostgres",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .target(
+            name: "TestSupport",
+            dependencies: ["Postgres", "LocalPostgres", .product(name: "Logging", package: "swift-log")],
+            path: "Tests/TestSupport"
+        ),
+        .testTarget(name: "SocketsTests", dependencies: ["Sockets"]),
+        .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "TestSupport"]),
+        .testTarget(name: "PostgresTests", dependencies: ["Postgres", "TestSupport"]),
+        .testTarget(name: "LocalPostgresTests", dependencies: ["LocalPostgres", "Postgres", "TestSupport"]),
+        .testTarget(name: "BudgetAPITests", dependencies: ["BudgetAPI", "HTTPServer", "Postgres", "TestSupport"]),
+    ],
+    swiftLanguageModes: [.v6]
+)
