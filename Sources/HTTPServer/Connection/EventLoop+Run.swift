@@ -1,0 +1,133 @@
+import Sockets
+
+/// The loop thread's side of `EventLoop`: everything here runs on that thread only.
+extension EventLoop {
+    func run() {
+        let ready = Epoll.ReadyList(capacity: 256)
+        var nextSweep = ContinuousClock.now + sweepInterval
+        while true {
+            let wakeAt = drainRequest.map { min($0.deadline, nextSweep) } ?? nextSweep
+            let wait = max(.zero, wakeAt - ContinuousClock.now)
+            do {
+                try epoll.wait(into: ready, timeoutMilliseconds: Int32(wait.milliseconds + 1))
+            } catch {
+                logger.critical("event loop stopped: \(error)")
+                return finish()
+            }
+            let now = ContinuousClock.now
+            for index in 0..<ready.count {
+                handle(ready[index], now: now)
+            }
+            if now >= nextSweep {
+                nextSweep = now + sweepInterval
+                for connection in Array(connections.values) {
+                    connection.sweep(now: now, isStopping: drainRequest != nil)
+                }
+            }
+            // Connections that have had their last answer only linger for the peer's FIN; not worth waiting for.
+            if let drainRequest, now >= drainRequest.deadline || connections.values.allSatisfy(\.isDraining) {
+                return finish()
+            }
+        }
+    }
+
+    private func handle(_ event: Epoll.Event, now: ContinuousClock.Instant) {
+        switch event.descriptor {
+        case notifier.descriptor:
+            receiveMessages(now: now)
+        case listener.descriptor:
+            if isListening { acceptConnections(now: now) }
+        default:
+            guard let connection = connections[event.descriptor] else { return }
+            if event.events.contains(.writable) { connection.writable(now: now) }
+            if event.events.contains(.readable) || event.events.contains(.hangUp) {
+                guard connections[event.descriptor] === connection else { return }
+                connection.readable(now: now)
+            }
+        }
+    }
+
+    private func acceptConnections(now: ContinuousClock.Instant) {
+        // A bounded batch per wake-up leaves other loops a share of a burst of connections.
+        for _ in 0..<64 {
+            let socket: Socket
+            do {
+                guard let accepted = try listener.accept() else { return }
+                socket = accepted
+            } catch {
+                return logger.error("accept failed: \(error)")
+            }
+            do {
+                // One write per response is only fast if Nagle does not hold it back.
+                try socket.setNoDelay()
+                try epoll.add(socket.descriptor, for: .readable)
+            } catch {
+                logger.warning("dropping new connection: \(error)")
+                socket.close()
+                continue
+            }
+            nextSerial += 1
+            connections[socket.descriptor] = Connection(socket: socket, serial: nextSerial, loop: self, now: now)
+        }
+    }
+
+    private func receiveMessages(now: ContinuousClock.Instant) {
+        try? notifier.drain()
+        let messages = inbox.withLock { inbox in
+            defer { inbox.messages.removeAll(keepingCapacity: true) }
+            return inbox.messages
+        }
+        for message in messages {
+            switch message {
+            case .response(let descriptor, let serial, let bytes, let closeAfter):
+                guard let connection = connections[descriptor], connection.serial == serial else { continue }
+                connection.deliver(bytes, closeAfter: closeAfter || drainRequest != nil, now: now)
+            case .stopAccepting(let done):
+                if isListening {
+                    isListening = false
+                    try? epoll.remove(listener.descriptor)
+                }
+                done.resume()
+            case .drain(let deadline, let done):
+                drainRequest = (deadline, done)
+                for connection in Array(connections.values) where connection.isIdle {
+                    close(connection)
+                }
+            }
+        }
+    }
+
+    /// Closes everything this loop owns and reports the drain as done.
+    private func finish() {
+        let pending = inbox.withLock { inbox in
+            inbox.isClosed = true
+            defer { inbox.messages = [] }
+            return inbox.messages
+        }
+        for connection in Array(connections.values) { close(connection) }
+        if isListening { try? epoll.remove(listener.descriptor) }
+        notifier.close()
+        epoll.close()
+        drainRequest?.done.resume()
+        drainRequest = nil
+        // Whoever is still waiting on this loop must not wait forever.
+        for message in pending {
+            switch message {
+            case .stopAccepting(let done), .drain(_, let done): done.resume()
+            case .response: break
+            }
+        }
+    }
+}
+
+extension Duration {
+    /// Whole milliseconds, rounded down.
+    var milliseconds: Int64 {
+        components.seconds * 1000 + components.attoseconds / 1_000_000_000_000_000
+    }
+}
+
+extension Limits {
+    /// The most a connection buffers while its handler runs: one maximal request.
+    var maxBufferedBytes: Int { maxRequestLineBytes + maxHeaderBytes + maxBodyBytes }
+}

@@ -1,0 +1,125 @@
+// Threading design of the server (this file owns it).
+//
+// - Each EventLoop is one OS thread blocked in epoll_wait. That thread alone touches the loop's
+//   `connections` and every Connection in it: reading, parsing, writing, timeouts, closing.
+// - The listening socket sits in every loop's epoll set with EPOLLEXCLUSIVE; the loop that
+//   accepts a connection owns it for its whole life. No thread per connection, no lock per read.
+// - A complete request goes to an unstructured Task, which runs the handler on Swift's
+//   cooperative pool and serializes the answer (head and body in one buffer) off the loop.
+// - The Task puts the bytes in the loop's `inbox` (a Mutex) and writes the eventfd only if the
+//   inbox was empty; the loop drains the inbox and sends each answer with one send(),
+//   registering EPOLLOUT only when the socket buffer is full.
+// - Time: epoll_wait never sleeps longer than the sweep interval, and one sweep per interval
+//   applies request, idle and drain timeouts to all connections. No timer or Task per request.
+// - Shutdown arrives as inbox messages too: stop accepting, then drain until idle or deadline.
+
+import Logging
+import Sockets
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One epoll thread and the connections it owns.
+///
+/// `@unchecked Sendable` invariant: after `start()`, every stored `var` and every Connection is
+/// used only on the loop thread; other threads reach the loop only through `post(_:)`, which
+/// touches nothing but the Mutex-guarded `inbox`, the eventfd, and the `Atomic` `isStopping`.
+final class EventLoop: @unchecked Sendable {
+    enum Message {
+        case response(descriptor: Int32, serial: UInt64, bytes: [UInt8], closeAfter: Bool)
+        case stopAccepting(CheckedContinuation<Void, Never>)
+        case drain(deadline: ContinuousClock.Instant, CheckedContinuation<Void, Never>)
+    }
+
+    struct Inbox {
+        var messages: [Message] = []
+        /// Set when the loop has exited; later messages are dropped and the eventfd is gone.
+        var isClosed = false
+    }
+
+    let epoll: Epoll
+    let limits: Limits
+    let logger: Logger
+    let parser: RequestParser
+    let decoder: ChunkedDecoder
+    /// The loop's one read buffer; every connection reads into it and keeps only what it needs.
+    let readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 16)
+    let notifier: EventNotifier
+    let listener: Socket
+    private let responder: Responder
+    let inbox = Mutex(Inbox())
+    private let isStopping = Atomic<Bool>(false)
+    // Loop thread only, like every var below.
+    var connections: [Int32: Connection] = [:]
+    var nextSerial: UInt64 = 0
+    var isListening = true
+    var drainRequest: (deadline: ContinuousClock.Instant, done: CheckedContinuation<Void, Never>)?
+    let sweepInterval: Duration
+
+    init(listener: Socket, responder: Responder, limits: Limits, logger: Logger) throws(SocketError) {
+        self.listener = listener
+        self.responder = responder
+        self.limits = limits
+        self.logger = logger
+        parser = RequestParser(limits: limits)
+        decoder = ChunkedDecoder(limits: limits)
+        epoll = try Epoll()
+        notifier = try EventNotifier()
+        let quarter = min(limits.requestTimeout, limits.idleTimeout) / 4
+        sweepInterval = max(.milliseconds(10), min(.seconds(1), quarter))
+        try epoll.add(notifier.descriptor, for: .readable)
+        try epoll.add(listener.descriptor, for: [.readable, .exclusive])
+    }
+
+    deinit {
+        readBuffer.deallocate()
+    }
+
+    /// Starts the loop's thread; it runs until a drain finishes.
+    func start() {
+        LoopThread.detach { self.run() }
+    }
+
+    /// Hands a message to the loop from any thread.
+    func post(_ message: Message) {
+        inbox.withLock { inbox in
+            guard !inbox.isClosed else { return }
+            let wasEmpty = inbox.messages.isEmpty
+            inbox.messages.append(message)
+            // Inside the lock, so the loop cannot close the eventfd between the check and the write.
+            if wasEmpty { try? notifier.notify() }
+        }
+    }
+
+    /// Takes the listener out of this loop's epoll set; returns once the loop has done so.
+    func stopAccepting() async {
+        await withCheckedContinuation { post(.stopAccepting($0)) }
+    }
+
+    /// Closes idle connections now, lets busy ones finish until `deadline`, then ends the thread.
+    func drain(until deadline: ContinuousClock.Instant) async {
+        isStopping.store(true, ordering: .relaxed)
+        await withCheckedContinuation { post(.drain(deadline: deadline, $0)) }
+    }
+
+    /// Runs the request's handler in a Task and posts the serialized answer back to this loop.
+    func dispatch(_ request: Request, isHTTP10: Bool, for connection: Connection) {
+        let (descriptor, serial, responder) = (connection.socket.descriptor, connection.serial, responder)
+        Task {
+            let response = await responder.respond(to: request)
+            let keepAlive = request.isKeepAlive && !isStopping.load(ordering: .relaxed)
+            let bytes = ResponseSerializer.serialize(
+                response, requestID: request.id, isHead: request.method == .head, keepAlive: keepAlive, isHTTP10: isHTTP10
+            )
+            post(.response(descriptor: descriptor, serial: serial, bytes: bytes, closeAfter: !keepAlive))
+        }
+    }
+
+    func close(_ connection: Connection) {
+        guard connections[connection.socket.descriptor] === connection else { return }
+        connections[connection.socket.descriptor] = nil
+        connection.socket.close()
+    }
+}

@@ -1,0 +1,42 @@
+/// Turns a response into the exact bytes of one HTTP/1.1 message, head and body in one buffer,
+/// so the connection answers with a single write.
+enum ResponseSerializer {
+    /// Headers the connection owns; a handler's own values for them are replaced.
+    private static let connectionOwned = ["Content-Length", "Connection", "Transfer-Encoding", "X-Request-Id"]
+
+    static func serialize(_ response: Response, requestID: String, isHead: Bool, keepAlive: Bool, isHTTP10: Bool) -> [UInt8] {
+        let sendsBody = !isHead && !response.status.forbidsContent
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(160 + response.headers.count * 40 + (sendsBody ? response.body.count : 0))
+        append("HTTP/1.1 \(response.status.code) \(response.status.reason)\r\n", to: &bytes)
+        for (name, value) in response.headers where !connectionOwned.contains(where: name.equalsIgnoringASCIICase) {
+            // A CR or LF in a handler's header would let it forge headers (response splitting); drop it.
+            guard !name.utf8.contains(where: isLineBreak), !value.utf8.contains(where: isLineBreak) else { continue }
+            append("\(name): \(value)\r\n", to: &bytes)
+        }
+        // RFC 9110 §8.6: HEAD answers carry the Content-Length the GET would have; 204/304/1xx carry none.
+        if !response.status.forbidsContent {
+            append("Content-Length: \(response.body.count)\r\n", to: &bytes)
+        }
+        if !keepAlive {
+            append("Connection: close\r\n", to: &bytes)
+        } else if isHTTP10 {
+            // RFC 9112 §9.3: an HTTP/1.0 client persists only when told so.
+            append("Connection: keep-alive\r\n", to: &bytes)
+        }
+        append("X-Request-Id: \(requestID)\r\n\r\n", to: &bytes)
+        if sendsBody { bytes.append(contentsOf: response.body) }
+        return bytes
+    }
+
+    /// The interim answer to `Expect: 100-continue` (RFC 9110 §10.1.1).
+    static let continueResponse = Array("HTTP/1.1 100 Continue\r\n\r\n".utf8)
+
+    private static func append(_ text: String, to bytes: inout [UInt8]) {
+        bytes.append(contentsOf: text.utf8)
+    }
+
+    private static func isLineBreak(_ byte: UInt8) -> Bool {
+        byte == ASCII.cr || byte == ASCII.lf
+    }
+}

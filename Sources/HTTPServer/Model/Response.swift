@@ -1,0 +1,22 @@
+/// An answer to a request; the server adds Content-Length, Connection and X-Request-Id itself.
+public struct Response: Sendable {
+    public var status: Status
+    public var headers: Headers
+    public var body: [UInt8]
+
+    public init(status: Status = .ok, headers: Headers = Headers(), body: [UInt8] = []) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+    }
+
+    /// A JSON answer with `Content-Type: application/json; charset=utf-8`.
+    public static func json(_ body: [UInt8], status: Status = .ok) -> Response {
+        Response(status: status, headers: ["Content-Type": "application/json; charset=utf-8"], body: body)
+    }
+
+    /// A plain-text answer with `Content-Type: text/plain; charset=utf-8`.
+    public static func text(_ body: String, status: Status = .ok) -> Response {
+        Response(status: status, headers: ["Content-Type": "text/plain; charset=utf-8"], body: Array(body.utf8))
+    }
+}

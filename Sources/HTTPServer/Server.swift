@@ -1,0 +1,63 @@
+import Logging
+import Sockets
+import Synchronization
+
+/// An HTTP/1.1 server: binds, runs the event loops, and stops gracefully.
+///
+/// How the work is split between loop threads and handler tasks is written at the top of
+/// Connection/EventLoop.swift. Signals are the executable's business, not the server's.
+public final class Server: Sendable {
+    private struct Running {
+        var listener: Socket
+        var loops: [EventLoop]
+    }
+
+    private let configuration: ServerConfiguration
+    private let responder: Responder
+    private let logger: Logger
+    private let running = Mutex<Running?>(nil)
+
+    public init(configuration: ServerConfiguration, handler: any Handler, logger: Logger) {
+        self.configuration = configuration
+        self.responder = Responder(handler: handler, logger: logger)
+        self.logger = logger
+    }
+
+    /// Binds the listening socket, starts the event loops, and returns the bound port.
+    public func start() throws -> Int {
+        try running.withLock { running in
+            precondition(running == nil, "Server.start() called twice")
+            let address = try SocketAddress(host: configuration.host, port: configuration.port)
+            let listener = try Socket.listen(on: address)
+            do {
+                let port = try listener.localAddress().port
+                let loops = try (0..<max(1, configuration.eventLoopCount)).map { _ in
+                    try EventLoop(listener: listener, responder: responder, limits: configuration.limits, logger: logger)
+                }
+                loops.forEach { $0.start() }
+                running = Running(listener: listener, loops: loops)
+                logger.info("listening on \(configuration.host):\(port) with \(loops.count) event loop(s)")
+                return port
+            } catch {
+                listener.close()
+                throw error
+            }
+        }
+    }
+
+    /// Stops accepting, lets requests in flight finish within `gracePeriod`, closes idle
+    /// keep-alive connections, and returns once every loop has ended.
+    public func shutdown(gracePeriod: Duration = .seconds(10)) async {
+        guard let stopping = running.withLock({ running in defer { running = nil }; return running }) else { return }
+        let deadline = ContinuousClock.now + gracePeriod
+        for loop in stopping.loops { await loop.stopAccepting() }
+        // Every loop has left the listener alone now, so the descriptor can go; new clients get refused.
+        stopping.listener.close()
+        await withTaskGroup(of: Void.self) { group in
+            for loop in stopping.loops {
+                group.addTask { await loop.drain(until: deadline) }
+            }
+        }
+        logger.info("server stopped")
+    }
+}

@@ -1,0 +1,52 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Where the server listens, how many event loops it runs, and the limits it enforces.
+public struct ServerConfiguration: Sendable {
+    public var host: String
+    /// 0 asks the kernel for a free port; `Server.start()` returns the one bound.
+    public var port: Int
+    public var limits: Limits
+    /// Threads running epoll loops. One per two cores: the other core runs handler tasks.
+    public var eventLoopCount: Int
+
+    public init(
+        host: String = "127.0.0.1", port: Int = 3000, limits: Limits = Limits(),
+        eventLoopCount: Int = ServerConfiguration.defaultEventLoopCount
+    ) {
+        self.host = host
+        self.port = port
+        self.limits = limits
+        self.eventLoopCount = eventLoopCount
+    }
+
+    public static var defaultEventLoopCount: Int {
+        max(1, sysconf(Int32(_SC_NPROCESSORS_ONLN)) / 2)
+    }
+}
+
+/// Size and time limits on requests (SPEC §6); exceeding one is answered by the connection.
+public struct Limits: Sendable {
+    /// Longest request line; longer → 414.
+    public var maxRequestLineBytes: Int
+    /// Longest header section (all field lines); longer → 431.
+    public var maxHeaderBytes: Int
+    /// Largest decoded body; larger → 413.
+    public var maxBodyBytes: Int
+    /// From a request's first byte until it is complete; slower → 408 and close.
+    public var requestTimeout: Duration
+    /// Keep-alive connection with no request under way; longer → closed silently.
+    public var idleTimeout: Duration
+
+    public init(
+        maxRequestLineBytes: Int = 8 * 1024, maxHeaderBytes: Int = 16 * 1024, maxBodyBytes: Int = 1024 * 1024,
+        requestTimeout: Duration = .seconds(10), idleTimeout: Duration = .seconds(60)
+    ) {
+        self.maxRequestLineBytes = maxRequestLineBytes
+        self.maxHeaderBytes = maxHeaderBytes
+        self.maxBodyBytes = maxBodyBytes
+        self.requestTimeout = requestTimeout
+        self.idleTimeout = idleTimeout
+    }
+}

@@ -1,0 +1,80 @@
+import HTTPServer
+import TestSupport
+import Testing
+
+extension OverRealSockets {
+    /// Framing faults are answered by the connection with problem+json, then the connection closes.
+    @Suite struct FramingFaults {
+        
+
+        func expectFault(_ raw: String, status: Int, limits: Limits = Limits()) async throws {
+            try await withTestServer(limits: limits) { port, _ in
+                let client = try TestClient(port: port)
+                try client.send(raw)
+                let response = try client.readResponse()
+                #expect(response.status == status, "\(raw.prefix(80).debugDescription)")
+                #expect(response.header("Content-Type") == "application/problem+json")
+                #expect(response.header("Connection") == "close")
+                #expect(response.header("X-Request-Id") != nil)
+                #expect(client.isClosedByServer())
+            }
+        }
+
+        @Test func bodyOverTheLimitIs413() async throws {
+            try await expectFault(
+                "POST /echo HTTP/1.1\r\nHost: a\r\nContent-Length: 2000\r\n\r\n" + String(repeating: "x", count: 2000),
+                status: 413, limits: Limits(maxBodyBytes: 1000)
+            )
+            try await expectFault(
+                "POST /echo HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n400\r\n" + String(repeating: "x", count: 1024),
+                status: 413, limits: Limits(maxBodyBytes: 1000)
+            )
+        }
+
+        @Test func longRequestLineIs414() async throws {
+            try await expectFault("GET /" + String(repeating: "a", count: 9000) + " HTTP/1.1\r\nHost: a\r\n\r\n", status: 414)
+        }
+
+        @Test func largeHeaderSectionIs431() async throws {
+            let fields = (0..<200).map { "X-Field-\($0): " + String(repeating: "v", count: 100) + "\r\n" }.joined()
+            try await expectFault("GET /hello HTTP/1.1\r\nHost: a\r\n" + fields + "\r\n", status: 431)
+        }
+
+        @Test(arguments: [
+            "POST /echo HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n",
+            "POST /echo HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\nContent-Length: 5\r\n\r\nabcde",
+            "POST /echo HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: gzip\r\n\r\n",
+            "GET /hello HTTP/1.1\r\nHost: a\r\nX: 1\r\n folded\r\n\r\n",
+            "GET /hello HTTP/1.1\nHost: a\n\n",
+        ])
+        func smugglingShapesAre400(raw: String) async throws {
+            try await expectFault(raw, status: 400)
+        }
+
+        @Test func tricklingClientIsCutOffWith408() async throws {
+            let limits = Limits(requestTimeout: .milliseconds(300))
+            try await withTestServer(limits: limits) { port, _ in
+                let client = try TestClient(port: port)
+                let start = ContinuousClock.now
+                for byte in "GET /hello HTTP/1.1\r\nHo".utf8 {
+                    try client.send([byte])
+                    try await Task.sleep(for: .milliseconds(30))
+                    if ContinuousClock.now - start > .milliseconds(400) { break }
+                }
+                let response = try client.readResponse()
+                #expect(response.status == 408)
+                #expect(client.isClosedByServer())
+                #expect(ContinuousClock.now - start < .seconds(3))
+            }
+        }
+
+        @Test func idleKeepAliveConnectionIsClosedSilently() async throws {
+            try await withTestServer(limits: Limits(idleTimeout: .milliseconds(200))) { port, _ in
+                let client = try TestClient(port: port)
+                #expect(try client.request("GET", "/hello").status == 200)
+                try await Task.sleep(for: .milliseconds(600))
+                #expect(client.isClosedByServer())
+            }
+        }
+    }
+}
