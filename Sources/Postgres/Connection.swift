@@ -1,0 +1,173 @@
+import CLibPQ
+import DequeModule
+import Glibc
+
+/// One libpq connection: runs queries as cached prepared statements with text-format parameters.
+///
+/// Not `Sendable`, and its calls block: use it from one thread at a time, which in the server means a
+/// `ConnectionPool` worker thread. Every connection is opened with `TimeZone=UTC` and `DateStyle=ISO`
+/// so `Timestamp` and `PostgresDate` always parse the server's output.
+public final class Connection {
+    /// The libpq handle; nil once closed. Always released with `PQfinish`.
+    private var handle: OpaquePointer?
+    /// Prepared statement names by SQL text, so each text is prepared once per connection.
+    private var statementNames: [String: String] = [:]
+    /// SQL texts in preparation order, for evicting the oldest when the cache is full.
+    private var preparedOrder: Deque<String> = []
+    private var nextStatementNumber = 0
+    /// Bounds server memory when query builders produce many distinct texts.
+    private static let statementCacheCapacity = 256
+
+    private init(handle: OpaquePointer) {
+        self.handle = handle
+    }
+
+    deinit {
+        close()
+    }
+
+    /// Opens a connection from a URL (`postgresql://user@/db?host=/socket/dir`) or a `key=value` conninfo.
+    ///
+    /// - Parameter statementTimeout: when set, statements running longer are cancelled by the server (57014).
+    public static func connect(to url: String, statementTimeout: Duration? = nil) throws -> Connection {
+        guard let handle = PQconnectdb(url) else {
+            throw PostgresError(kind: .connectionFailed, message: "libpq could not allocate a connection")
+        }
+        // From here `connection` owns the handle, so PQfinish runs even when connecting failed.
+        let connection = Connection(handle: handle)
+        guard PQstatus(handle) == CONNECTION_OK else {
+            throw PostgresError(kind: .connectionFailed, message: PostgresError.trimmed(PQerrorMessage(handle)))
+        }
+        // Notices ("relation already exists, skipping") are not errors; libpq would print them to stderr.
+        PQsetNoticeProcessor(handle, { _, _ in }, nil)
+        var settings = "SET TimeZone TO 'UTC'; SET DateStyle TO 'ISO, YMD'; SET client_encoding TO 'UTF8';"
+        if let statementTimeout {
+            let milliseconds = statementTimeout.components.seconds * 1000
+                + statementTimeout.components.attoseconds / 1_000_000_000_000_000
+            settings += " SET statement_timeout TO \(milliseconds);"
+        }
+        try connection.execute(script: settings)
+        return connection
+    }
+
+    /// Runs `query` as a prepared statement (prepared on first use of its SQL text) and returns its rows.
+    ///
+    /// When the schema changed under a cached statement ("cached plan must not change result type") or
+    /// the statement vanished (`DISCARD ALL`), it is prepared afresh and, outside a transaction, retried once.
+    @discardableResult
+    public func query(_ query: Query) throws -> QueryResult {
+        let sql = query.sql
+        do {
+            return try run(query, sql: sql)
+        } catch let error as PostgresError where error.sqlState == .featureNotSupported || error.sqlState == .invalidStatementName {
+            forgetStatement(sql)
+            guard !isInTransaction else { throw error }
+            return try run(query, sql: sql)
+        }
+    }
+
+    private func run(_ query: Query, sql: String) throws -> QueryResult {
+        let handle = try openHandle()
+        let name = try preparedStatementName(for: sql, parameterCount: query.bindings.count, handle: handle)
+        // NULL is a null pointer; every other value is a C string copy freed after the call.
+        let values: [UnsafeMutablePointer<CChar>?] = query.bindings.map { $0.flatMap { strdup($0) } }
+        defer { values.forEach { free($0) } }
+        let result = values.map { UnsafePointer($0) }.withUnsafeBufferPointer { pointers in
+            PQexecPrepared(handle, name, Int32(pointers.count), pointers.baseAddress, nil, nil, 0)
+        }
+        return try check(result, sql: sql)
+    }
+
+    /// Runs `query` and discards its rows.
+    public func execute(_ query: Query) throws {
+        try self.query(query)
+    }
+
+    /// Runs one or more `;`-separated statements with the simple-query protocol (no parameters), e.g. a migration.
+    public func execute(script: String) throws {
+        try check(PQexec(try openHandle(), script), sql: script)
+    }
+
+    /// Whether the connection still works, checked cheaply: a pending EOF or error from the server is read
+    /// without blocking (poll with zero timeout, then `PQconsumeInput`) before asking `PQstatus`.
+    public var isHealthy: Bool {
+        guard let handle, PQstatus(handle) == CONNECTION_OK else { return false }
+        // A terminated backend sends an error and then closes; each round reads what has arrived so far.
+        for _ in 0..<4 {
+            var descriptor = pollfd(fd: PQsocket(handle), events: Int16(POLLIN), revents: 0)
+            guard poll(&descriptor, 1, 0) > 0 else { break }
+            if PQconsumeInput(handle) == 0 { return false }
+            while let notification = PQnotifies(handle) { PQfreemem(notification) }
+        }
+        return PQstatus(handle) == CONNECTION_OK
+    }
+
+    /// Whether a transaction is open (or failed and awaiting ROLLBACK) on this connection.
+    public var isInTransaction: Bool {
+        guard let handle else { return false }
+        let status = PQtransactionStatus(handle)
+        return status == PQTRANS_INTRANS || status == PQTRANS_INERROR
+    }
+
+    /// Whether the open transaction has failed, so only ROLLBACK can follow.
+    var isTransactionFailed: Bool {
+        handle.map { PQtransactionStatus($0) == PQTRANS_INERROR } ?? false
+    }
+
+    /// Closes the connection; later calls throw `.connectionLost`. Safe to call twice.
+    public func close() {
+        if let handle { PQfinish(handle) }
+        handle = nil
+        statementNames.removeAll()
+        preparedOrder.removeAll()
+    }
+
+    /// Drops `sql` from the cache so its next use prepares it again under a new name.
+    private func forgetStatement(_ sql: String) {
+        guard let name = statementNames.removeValue(forKey: sql) else { return }
+        preparedOrder.removeAll { $0 == sql }
+        if let handle, !isTransactionFailed { PQclear(PQexec(handle, "DEALLOCATE \(name)")) }
+    }
+
+    private func openHandle() throws -> OpaquePointer {
+        guard let handle else { throw PostgresError(kind: .connectionLost, message: "connection is closed") }
+        return handle
+    }
+
+    private func preparedStatementName(for sql: String, parameterCount: Int, handle: OpaquePointer) throws -> String {
+        if let name = statementNames[sql] { return name }
+        if preparedOrder.count >= Self.statementCacheCapacity, let oldest = preparedOrder.popFirst(),
+           let oldName = statementNames.removeValue(forKey: oldest) {
+            // Names are never reused, so a DEALLOCATE that fails (aborted transaction) only leaks until close.
+            PQclear(PQexec(handle, "DEALLOCATE \(oldName)"))
+        }
+        nextStatementNumber += 1
+        let name = "budget_\(nextStatementNumber)"
+        // Parameter types are left to the server to infer (nil), as with untyped literals.
+        try check(PQprepare(handle, name, sql, Int32(parameterCount), nil), sql: sql)
+        statementNames[sql] = name
+        preparedOrder.append(sql)
+        return name
+    }
+
+    /// Wraps a finished `PGresult`, or turns a failed one into a `PostgresError` (freeing it either way).
+    @discardableResult
+    private func check(_ result: OpaquePointer?, sql: String) throws -> QueryResult {
+        let lost = handle.map { PQstatus($0) != CONNECTION_OK } ?? true
+        guard let result else {
+            // libpq returns no result only when out of memory or the connection is unusable.
+            let message = handle.flatMap { PostgresError.trimmed(PQerrorMessage($0)) }
+            throw PostgresError(kind: lost ? .connectionLost : .protocolViolation, message: message, sql: sql)
+        }
+        let owned = QueryResult(taking: result)
+        switch PQresultStatus(result) {
+        case PGRES_COMMAND_OK, PGRES_TUPLES_OK, PGRES_EMPTY_QUERY:
+            return owned
+        case PGRES_FATAL_ERROR, PGRES_NONFATAL_ERROR:
+            throw PostgresError(result: result, kind: lost ? .connectionLost : .server, sql: sql)
+        default:
+            // COPY and pipeline modes are never started by this wrapper.
+            throw PostgresError(kind: .protocolViolation, message: "unexpected result status", sql: sql)
+        }
+    }
+}

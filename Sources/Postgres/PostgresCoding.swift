@@ -1,0 +1,84 @@
+/// A value that can be sent as a text-format query parameter.
+public protocol PostgresEncodable: Sendable {
+    /// The value in PostgreSQL's text input syntax for its type.
+    var postgresText: String { get }
+}
+
+/// A value that can be read from a text-format result column.
+public protocol PostgresDecodable {
+    /// Parses PostgreSQL's text output for the type; throws when the text is not a valid value.
+    init(postgresText: String) throws
+}
+
+/// Lets `Row.decode(T?.self, …)` turn SQL NULL into `nil` instead of an error.
+protocol NullablePostgresDecodable {
+    static var null: Self { get }
+}
+
+extension Optional: PostgresDecodable where Wrapped: PostgresDecodable {
+    public init(postgresText: String) throws {
+        self = .some(try Wrapped(postgresText: postgresText))
+    }
+}
+
+extension Optional: NullablePostgresDecodable where Wrapped: PostgresDecodable {
+    static var null: Self { .none }
+}
+
+extension String: PostgresEncodable, PostgresDecodable {
+    public var postgresText: String { self }
+    public init(postgresText: String) { self = postgresText }
+}
+
+extension Substring: PostgresEncodable {
+    public var postgresText: String { String(self) }
+}
+
+extension Bool: PostgresEncodable, PostgresDecodable {
+    public var postgresText: String { self ? "true" : "false" }
+
+    public init(postgresText: String) throws {
+        // PostgreSQL prints booleans as "t"/"f"; the longer spellings are accepted for robustness.
+        switch postgresText {
+        case "t", "true": self = true
+        case "f", "false": self = false
+        default: throw PostgresError.decoding("not a boolean", text: postgresText, type: "Bool")
+        }
+    }
+}
+
+/// Shared conformance for the fixed-width integers PostgreSQL's int2/int4/int8 map to.
+public protocol PostgresInteger: FixedWidthInteger, PostgresEncodable, PostgresDecodable {}
+
+extension PostgresInteger {
+    public var postgresText: String { String(self) }
+
+    public init(postgresText: String) throws {
+        guard let value = Self(postgresText) else {
+            throw PostgresError.decoding("not an integer in range", text: postgresText, type: "\(Self.self)")
+        }
+        self = value
+    }
+}
+
+extension Int: PostgresInteger {}
+extension Int64: PostgresInteger {}
+extension Int32: PostgresInteger {}
+extension Int16: PostgresInteger {}
+
+/// Arrays are sent as PostgreSQL array literals, e.g. for `WHERE id = ANY(\(ids))`.
+extension Array: PostgresEncodable where Element: PostgresEncodable {
+    public var postgresText: String {
+        // Every element is double-quoted with `"` and `\` escaped, so commas, braces and
+        // the word NULL inside a value stay data (PostgreSQL array input syntax, §8.15.6).
+        let elements = map { element -> String in
+            var quoted = "\""
+            for character in element.postgresText {
+                if character == "\"" || character == "\\" { quoted.append("\\") }
+                quoted.append(character)
+            }
+            return quoted + "\""
+        }
+        return "{" + elements.joined(separator: ",") + "}"
+    }
+}

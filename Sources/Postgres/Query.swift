@@ -1,0 +1,114 @@
+/// SQL text with bound parameters, built by string interpolation.
+///
+/// `let q: Query = "SELECT * FROM categories WHERE id = \(id)"` sends `SELECT * FROM categories WHERE id = $1`
+/// and the value of `id` apart, so a value can never become SQL. Raw text enters only through the
+/// deliberately loud `Query(unsafeSQL:)` or `\(unsafeSQL: …)`, which must never carry user input.
+///
+/// Placeholders always appear in the text in the order of their bindings (`$1` before `$2`), so the
+/// query is stored as the literal pieces between placeholders; composing two queries joins the pieces
+/// and the right-hand side's placeholders are renumbered for free when `sql` is rendered.
+public struct Query: Sendable, Hashable {
+    /// The literal SQL between placeholders; always exactly `bindings.count + 1` pieces.
+    private var pieces: [String]
+    /// Text-format parameter values, `nil` meaning SQL NULL.
+    public private(set) var bindings: [String?]
+
+    /// Creates a query from raw SQL text; never pass text that came from a user.
+    public init(unsafeSQL sql: String) {
+        pieces = [sql]
+        bindings = []
+    }
+
+    /// The SQL text with `$1`, `$2`, … placeholders, as sent to the server.
+    public var sql: String {
+        var text = pieces[0]
+        for index in bindings.indices {
+            text += "$\(index + 1)"
+            text += pieces[index + 1]
+        }
+        return text
+    }
+
+    /// Appends `other`, renumbering its placeholders after this query's.
+    public mutating func append(_ other: Query) {
+        pieces[pieces.count - 1] += other.pieces[0]
+        pieces.append(contentsOf: other.pieces.dropFirst())
+        bindings.append(contentsOf: other.bindings)
+    }
+
+    /// Returns `lhs` followed by `rhs`, with `rhs`'s placeholders renumbered.
+    public static func + (lhs: Query, rhs: Query) -> Query {
+        var result = lhs
+        result.append(rhs)
+        return result
+    }
+
+    /// Joins queries with a raw separator such as `" AND "` or `", "`; an empty list gives an empty query.
+    public static func joined(_ parts: [Query], separator: String) -> Query {
+        var result = Query(unsafeSQL: "")
+        for (index, part) in parts.enumerated() {
+            if index > 0 { result.appendRaw(separator) }
+            result.append(part)
+        }
+        return result
+    }
+
+    fileprivate mutating func appendRaw(_ text: String) {
+        pieces[pieces.count - 1] += text
+    }
+
+    fileprivate mutating func appendBinding(_ value: String?) {
+        bindings.append(value)
+        pieces.append("")
+    }
+}
+
+extension Query: ExpressibleByStringInterpolation {
+    public init(stringLiteral value: String) {
+        self.init(unsafeSQL: value)
+    }
+
+    public init(stringInterpolation: StringInterpolation) {
+        self = stringInterpolation.query
+    }
+
+    /// Builds a `Query`: literal text is SQL, interpolated values become bound parameters.
+    public struct StringInterpolation: StringInterpolationProtocol {
+        fileprivate var query = Query(unsafeSQL: "")
+
+        public init(literalCapacity: Int, interpolationCount: Int) {}
+
+        public mutating func appendLiteral(_ literal: String) {
+            query.appendRaw(literal)
+        }
+
+        /// Binds `value` as the next parameter.
+        public mutating func appendInterpolation(_ value: some PostgresEncodable) {
+            query.appendBinding(value.postgresText)
+        }
+
+        /// Binds `value` as the next parameter, or SQL NULL when it is `nil`.
+        public mutating func appendInterpolation(_ value: (some PostgresEncodable)?) {
+            query.appendBinding(value?.postgresText)
+        }
+
+        /// Splices a sub-query in place, renumbering its parameters.
+        public mutating func appendInterpolation(_ subquery: Query) {
+            query.append(subquery)
+        }
+
+        /// Inserts raw SQL text; only for text the program itself wrote (identifiers from an allow-list).
+        public mutating func appendInterpolation(unsafeSQL text: String) {
+            query.appendRaw(text)
+        }
+    }
+}
+
+extension Query: CustomStringConvertible, CustomDebugStringConvertible {
+    /// The SQL text only: bound values may be personal data and stay out of logs.
+    public var description: String { sql }
+
+    public var debugDescription: String {
+        "Query(sql: \(String(reflecting: sql)), bindings: \(String(reflecting: bindings)))"
+    }
+}

@@ -1,0 +1,106 @@
+import CLibPQ
+
+/// The rows of one statement, owning its `PGresult` and freeing it when the last reference goes.
+///
+/// Text format throughout: every column is PostgreSQL's text output, decoded on demand.
+// @unchecked Sendable: the PGresult is never mutated after libpq hands it over, and libpq documents
+// such results as safe to read from any thread; `columnNames` is immutable.
+public final class QueryResult: @unchecked Sendable {
+    private let result: OpaquePointer
+    /// Number of rows.
+    public let count: Int
+    /// Column names in order, exactly as the server reported them (case kept).
+    public let columnNames: [String]
+
+    init(taking result: OpaquePointer) {
+        self.result = result
+        count = Int(PQntuples(result))
+        columnNames = (0..<PQnfields(result)).map { String(cString: PQfname(result, $0)) }
+    }
+
+    deinit {
+        PQclear(result)
+    }
+
+    /// Rows touched by INSERT/UPDATE/DELETE (or returned by SELECT); 0 when the command reports none.
+    public var affectedRows: Int {
+        Int(String(cString: PQcmdTuples(result))) ?? 0
+    }
+
+    public subscript(row: Int) -> Row {
+        precondition(row >= 0 && row < count, "row \(row) out of range 0..<\(count)")
+        return Row(result: self, index: Int32(row))
+    }
+
+    /// The index of the column called `name`, compared exactly (no case folding, unlike `PQfnumber`).
+    public func columnIndex(named name: String) -> Int? {
+        columnNames.firstIndex(of: name)
+    }
+
+    fileprivate func isNull(row: Int32, column: Int32) -> Bool {
+        PQgetisnull(result, row, column) == 1
+    }
+
+    fileprivate func value(row: Int32, column: Int32) -> UnsafeRawBufferPointer {
+        let length = Int(PQgetlength(result, row, column))
+        return UnsafeRawBufferPointer(start: PQgetvalue(result, row, column), count: length)
+    }
+}
+
+extension QueryResult: RandomAccessCollection {
+    public var startIndex: Int { 0 }
+    public var endIndex: Int { count }
+}
+
+/// One row of a `QueryResult`; keeps the result alive while it exists.
+public struct Row: Sendable {
+    private let result: QueryResult
+    private let index: Int32
+
+    fileprivate init(result: QueryResult, index: Int32) {
+        self.result = result
+        self.index = index
+    }
+
+    /// The column's text, or nil for SQL NULL.
+    public func column(_ i: Int) -> String? {
+        checkColumn(i)
+        guard !result.isNull(row: index, column: Int32(i)) else { return nil }
+        return String(decoding: result.value(row: index, column: Int32(i)), as: UTF8.self)
+    }
+
+    /// The column's raw text bytes (nil for NULL), e.g. JSON the server rendered, passed through without a String.
+    public func bytes(at i: Int) -> [UInt8]? {
+        checkColumn(i)
+        guard !result.isNull(row: index, column: Int32(i)) else { return nil }
+        return Array(result.value(row: index, column: Int32(i)))
+    }
+
+    /// Decodes column `i`; NULL decodes as nil for optional types and is an error otherwise.
+    public func decode<T: PostgresDecodable>(_ type: T.Type, at i: Int) throws -> T {
+        guard let text = column(i) else {
+            if let nullable = type as? NullablePostgresDecodable.Type, let null = nullable.null as? T {
+                return null
+            }
+            throw PostgresError(kind: .decoding, message: "column \(result.columnNames[i]) is NULL, expected \(T.self)")
+        }
+        do {
+            return try T(postgresText: text)
+        } catch var error as PostgresError {
+            error.column = result.columnNames[i]
+            throw error
+        }
+    }
+
+    /// Decodes the column called `name` (exact match).
+    public func decode<T: PostgresDecodable>(_ type: T.Type, named name: String) throws -> T {
+        guard let i = result.columnIndex(named: name) else {
+            throw PostgresError(kind: .decoding, message: "no column named \(name) in the result")
+        }
+        return try decode(type, at: i)
+    }
+
+    private func checkColumn(_ i: Int) {
+        precondition(i >= 0 && i < result.columnNames.count, "column \(i) out of range")
+    }
+}
