@@ -1,0 +1,138 @@
+import Foundation
+import Logging
+
+/// A private PostgreSQL cluster in one folder, run with the machine's own `initdb` and `pg_ctl`.
+///
+/// The folder holds the data directory (`data/`), the server log (`postgres.log`) and the Unix socket;
+/// the server listens on nothing else (`listen_addresses=''`), and local socket connections are trusted.
+/// Starting an existing cluster reuses its data; a stale `postmaster.pid` after a crash is left to
+/// `pg_ctl`, which recognises it. Databases are created with the `createdb` program next to `pg_ctl`,
+/// so this module never links libpq.
+public struct LocalCluster: Sendable {
+    /// The cluster folder, absolute.
+    public let directory: URL
+    private let logger: Logger
+    private let searchPath: [String]?
+    private let settings: [String: String]
+    private let runner = CommandRunner()
+
+    /// The kernel's `sun_path` holds 108 bytes including the terminating NUL.
+    static let socketPathLimit = 107
+    /// With Unix sockets only, the port just names the socket file (`.s.PGSQL.5432`).
+    static let port = 5432
+
+    /// Describes a cluster in `directory` (created on `start()` if needed).
+    ///
+    /// - Parameters:
+    ///   - searchPath: folders to look for `initdb`/`pg_ctl` in; nil means `PATH`, then
+    ///     `/usr/lib/postgresql/*/bin` (highest version first).
+    ///   - settings: extra `postgresql.conf` settings applied at every start, e.g. `["fsync": "off"]` for tests.
+    public init(directory: URL, logger: Logger, searchPath: [String]? = nil, settings: [String: String] = [:]) {
+        self.directory = directory.standardizedFileURL
+        self.logger = logger
+        self.searchPath = searchPath
+        self.settings = settings
+    }
+
+    /// The folder the server puts its Unix socket in.
+    public var socketDirectory: String { directory.path }
+    /// PGDATA.
+    public var dataDirectory: String { directory.appendingPathComponent("data").path }
+    /// The server's log file.
+    public var logFile: String { directory.appendingPathComponent("postgres.log").path }
+
+    /// A libpq URL for `database` on this cluster, as the `postgres` superuser over the Unix socket.
+    public func url(database: String = "postgres") -> String {
+        let allowed = CharacterSet.alphanumerics.union(CharacterSet(charactersIn: "-._~/"))
+        let host = socketDirectory.addingPercentEncoding(withAllowedCharacters: allowed) ?? socketDirectory
+        let name = database.addingPercentEncoding(withAllowedCharacters: allowed) ?? database
+        return "postgresql:///\(name)?host=\(host)&user=postgres"
+    }
+
+    /// Creates the cluster if it does not exist, starts it unless it is running, and returns `url()`.
+    public func start() throws -> String {
+        let programs = try PostgresPrograms.find(in: searchPath ?? PostgresPrograms.defaultSearchPath())
+        let socketPath = "\(socketDirectory)/.s.PGSQL.\(Self.port)"
+        guard socketPath.utf8.count <= Self.socketPathLimit else {
+            throw LocalClusterError.socketPathTooLong(path: socketPath, limit: Self.socketPathLimit)
+        }
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        try runner.giveToPostgresUser(directory.path)
+        if runner.runsAsPostgresUser, try runner.run("/usr/bin/test", ["-w", directory.path, "-a", "-x", directory.path]).status != 0 {
+            throw LocalClusterError.directoryNotAccessible(path: directory.path)
+        }
+        if !FileManager.default.fileExists(atPath: "\(dataDirectory)/PG_VERSION") {
+            try initialize(programs)
+        }
+        try writeSettings()
+        if try isRunning(programs) {
+            logger.info("PostgreSQL cluster already running", metadata: ["directory": "\(directory.path)"])
+            return url()
+        }
+        logger.info("starting PostgreSQL cluster", metadata: ["directory": "\(directory.path)"])
+        do {
+            try runner.runChecked(try programs.program("pg_ctl"),
+                                  ["start", "-D", dataDirectory, "-l", logFile, "-w", "-t", "60", "-s"])
+        } catch LocalClusterError.commandFailed(let command, let status, let output) {
+            // pg_ctl says little; the reason (bad setting, port in use, permissions) is in the server log.
+            let log = (try? String(contentsOfFile: logFile, encoding: .utf8)) ?? ""
+            let tail = log.split(separator: "\n").suffix(10).joined(separator: "\n")
+            throw LocalClusterError.commandFailed(command: command, status: status, output: output + "\n" + tail)
+        }
+        return url()
+    }
+
+    /// Stops the server with `pg_ctl stop -m fast` (open sessions are disconnected); nothing if it is not running.
+    public func stop() throws {
+        let programs = try PostgresPrograms.find(in: searchPath ?? PostgresPrograms.defaultSearchPath())
+        guard try isRunning(programs) else { return }
+        logger.info("stopping PostgreSQL cluster", metadata: ["directory": "\(directory.path)"])
+        try runner.runChecked(try programs.program("pg_ctl"), ["stop", "-D", dataDirectory, "-m", "fast", "-w", "-s"])
+    }
+
+    /// Creates database `name`, copied from `template` when given, with the `createdb` program.
+    public func createDatabase(_ name: String, template: String? = nil) throws {
+        let programs = try PostgresPrograms.find(in: searchPath ?? PostgresPrograms.defaultSearchPath())
+        // createdb quotes the names itself, so any name is safe here.
+        var arguments = ["-h", socketDirectory, "-p", String(Self.port), "-U", "postgres"]
+        if let template { arguments += ["-T", template] }
+        try runner.runChecked(try programs.program("createdb"), arguments + ["--", name])
+    }
+
+    private func initialize(_ programs: PostgresPrograms) throws {
+        logger.info("creating PostgreSQL cluster", metadata: ["directory": "\(directory.path)"])
+        // Trust applies to the Unix socket only, which lives in a folder owned by the server's user;
+        // TCP is refused outright (and not listened on either).
+        try runner.runChecked(try programs.program("initdb"), [
+            "-D", dataDirectory, "--username=postgres", "--auth-local=trust", "--auth-host=reject",
+            "--encoding=UTF8", "--locale=C",
+        ])
+        let mainConfig = "\(dataDirectory)/postgresql.conf"
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: mainConfig))
+        defer { try? handle.close() }
+        try handle.seekToEnd()
+        try handle.write(contentsOf: Data("\ninclude_if_exists = '\(Self.settingsFileName)'\n".utf8))
+    }
+
+    private static let settingsFileName = "budget_local.conf"
+
+    /// Rewrites the settings file at every start, so a moved folder still gets the right socket directory.
+    private func writeSettings() throws {
+        var lines = ["listen_addresses = ''", "unix_socket_directories = \(Self.quoted(socketDirectory))",
+                     "port = \(Self.port)"]
+        lines += settings.sorted(by: { $0.key < $1.key }).map { "\($0.key) = \(Self.quoted($0.value))" }
+        let path = "\(dataDirectory)/\(Self.settingsFileName)"
+        try (lines.joined(separator: "\n") + "\n").write(toFile: path, atomically: false, encoding: .utf8)
+        try runner.giveToPostgresUser(path)
+    }
+
+    /// A `postgresql.conf` string literal.
+    private static func quoted(_ value: String) -> String {
+        "'" + value.replacingOccurrences(of: "'", with: "''") + "'"
+    }
+
+    private func isRunning(_ programs: PostgresPrograms) throws -> Bool {
+        // pg_ctl status: 0 running, 3 not running, 4 no usable data directory.
+        try runner.run(try programs.program("pg_ctl"), ["status", "-D", dataDirectory]).status == 0
+    }
+}

@@ -1,0 +1,106 @@
+import Foundation
+import LocalPostgres
+import Logging
+import Postgres
+import Testing
+
+@Suite("LocalCluster runs a private PostgreSQL")
+struct LocalClusterTests {
+    private let logger = Logger(label: "LocalClusterTests")
+
+    private func temporaryFolder() throws -> URL {
+        var template = Array("/tmp/lc-XXXXXX".utf8CString)
+        let path = try #require(mkdtemp(&template))
+        return URL(fileURLWithPath: String(cString: path))
+    }
+
+    @Test func keepsDataAcrossStopAndStart() throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let cluster = LocalCluster(directory: folder, logger: logger, settings: ["fsync": "off"])
+        defer { try? cluster.stop() }
+
+        let url = try cluster.start()
+        #expect(url.hasPrefix("postgresql:///postgres?host=\(folder.path)"))
+        #expect(FileManager.default.fileExists(atPath: "\(cluster.socketDirectory)/.s.PGSQL.5432"))
+        #expect(FileManager.default.fileExists(atPath: cluster.logFile))
+        try cluster.createDatabase("budget")
+        do {
+            let connection = try Connection.connect(to: cluster.url(database: "budget"))
+            try connection.execute("CREATE TABLE kept (note text)")
+            try connection.execute("INSERT INTO kept VALUES (\("still here"))")
+        }
+        try cluster.stop()
+        #expect(throws: PostgresError.self) { try Connection.connect(to: url) }
+
+        // Starting twice in a row is harmless: the second start finds it running.
+        _ = try cluster.start()
+        _ = try cluster.start()
+        let connection = try Connection.connect(to: cluster.url(database: "budget"))
+        #expect(try connection.query("SELECT note FROM kept")[0].decode(String.self, at: 0) == "still here")
+        // Only the Unix socket: no TCP listener.
+        #expect(try connection.query("SHOW listen_addresses")[0].decode(String.self, at: 0) == "")
+        connection.close()
+        try cluster.stop()
+    }
+
+    @Test func restartsAfterACrashLeavesAStalePidFile() throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let cluster = LocalCluster(directory: folder, logger: logger, settings: ["fsync": "off"])
+        defer { try? cluster.stop() }
+        _ = try cluster.start()
+        let pidFile = try String(contentsOfFile: "\(cluster.dataDirectory)/postmaster.pid", encoding: .utf8)
+        let postmaster = try #require(pid_t(pidFile.split(separator: "\n")[0]))
+        kill(postmaster, SIGKILL)
+        while kill(postmaster, 0) == 0 { usleep(10_000) }
+        // Backends notice their postmaster died and exit; a new postmaster refuses to start before that.
+        let deadline = ContinuousClock.now + .seconds(10)
+        var url: String?
+        while url == nil, ContinuousClock.now < deadline {
+            url = try? cluster.start()
+            if url == nil { usleep(200_000) }
+        }
+        let connection = try Connection.connect(to: try #require(url))
+        #expect(try connection.query("SELECT 1")[0].decode(Int.self, at: 0) == 1)
+    }
+
+    @Test func createDatabaseCopiesATemplate() throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let cluster = LocalCluster(directory: folder, logger: logger, settings: ["fsync": "off"])
+        defer { try? cluster.stop() }
+        _ = try cluster.start()
+        try cluster.createDatabase("original")
+        let original = try Connection.connect(to: cluster.url(database: "original"))
+        try original.execute("CREATE TABLE copied (x int)")
+        original.close()
+        try cluster.createDatabase("weird \"name\"", template: "original")
+        let copy = try Connection.connect(to: cluster.url(database: "weird \"name\""))
+        #expect(try copy.query("SELECT to_regclass('copied') IS NOT NULL")[0].decode(Bool.self, at: 0))
+    }
+
+    @Test func missingPostgreSQLSaysWhatWasSearchedAndWhatToInstall() throws {
+        let cluster = LocalCluster(directory: URL(fileURLWithPath: "/tmp/lc-never-created"), logger: logger,
+                                   searchPath: ["/nonexistent/postgres/bin"])
+        #expect {
+            try cluster.start()
+        } throws: { error in
+            guard case .postgresNotInstalled(let searched) = error as? LocalClusterError else { return false }
+            let message = "\(error)"
+            return searched == ["/nonexistent/postgres/bin"] && message.contains("/nonexistent/postgres/bin")
+                && message.contains("apt-get install postgresql")
+        }
+        #expect(!FileManager.default.fileExists(atPath: "/tmp/lc-never-created"))
+    }
+
+    @Test func tooLongFolderIsRefusedClearly() throws {
+        let long = URL(fileURLWithPath: "/tmp/" + String(repeating: "x", count: 100))
+        #expect {
+            try LocalCluster(directory: long, logger: logger).start()
+        } throws: { error in
+            guard case .socketPathTooLong = error as? LocalClusterError else { return false }
+            return "\(error)".contains("too long")
+        }
+    }
+}

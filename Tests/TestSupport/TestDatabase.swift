@@ -1,0 +1,131 @@
+import Foundation
+import LocalPostgres
+import Logging
+import Postgres
+
+/// Throwaway PostgreSQL databases for tests, each a copy of one migrated template.
+///
+/// The first call starts one private cluster for the whole test process in a short folder under /tmp
+/// (or uses the server in `DATABASE_URL` when set), creates a template database and applies
+/// /work/main/migrations to it once. Every `fresh()` then copies the template with
+/// `CREATE DATABASE … TEMPLATE`, so suites run in parallel without seeing each other's rows.
+/// The cluster is stopped and its folder removed when the process exits.
+public enum TestDatabase {
+    /// The URL of a new database, migrated like the project's, with a unique name and no rows.
+    public static func fresh() async throws -> String {
+        let environment = try await setUp.value
+        return try await createDatabase(copying: environment.templateName, in: environment)
+    }
+
+    /// The URL of a new database with no migrations applied, for tests of schemas and migrations themselves.
+    public static func empty() async throws -> String {
+        try await createDatabase(copying: "template0", in: setUp.value)
+    }
+
+    /// The URL of the server's `postgres` database, for tests that manage databases themselves.
+    public static func serverURL() async throws -> String {
+        try await setUp.value.serverURL
+    }
+
+    /// /work/main/migrations, found from this file's real location (symlinks resolved).
+    public static let migrationsDirectory = URL(fileURLWithPath: #filePath).resolvingSymlinksInPath()
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("migrations")
+
+    private static func createDatabase(copying template: String, in environment: Environment) async throws -> String {
+        let name = "test_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
+        try await runOffCooperativePool {
+            let connection = try Connection.connect(to: environment.serverURL)
+            try connection.execute(Query(unsafeSQL: "CREATE DATABASE \(name) TEMPLATE \(template)"))
+        }
+        cleanup.createdDatabase(name)
+        return url(environment.serverURL, database: name)
+    }
+
+    private struct Environment: Sendable {
+        let serverURL: String
+        let templateName: String
+    }
+
+    /// Started once, on first use, however many tests ask at the same time.
+    private static let setUp = Task<Environment, any Error> {
+        try await runOffCooperativePool(makeEnvironment)
+    }
+
+    private static let cleanup = Cleanup()
+
+    private static func makeEnvironment() throws -> Environment {
+        let logger = Logger(label: "TestDatabase")
+        let serverURL: String
+        if let external = ProcessInfo.processInfo.environment["DATABASE_URL"], !external.isEmpty {
+            serverURL = external
+        } else {
+            // A short folder keeps the socket path far below the 107-byte limit.
+            var template = Array("/tmp/bs-XXXXXX".utf8CString)
+            guard let folder = mkdtemp(&template) else { throw CocoaError(.fileWriteUnknown) }
+            let cluster = LocalCluster(
+                directory: URL(fileURLWithPath: String(cString: folder)), logger: logger,
+                // Durability is pointless for throwaway data and costs seconds per suite.
+                settings: ["fsync": "off", "synchronous_commit": "off", "full_page_writes": "off", "max_connections": "300"])
+            cleanup.register(cluster)
+            serverURL = try cluster.start()
+        }
+        cleanup.serverURL = serverURL
+        atexit { TestDatabase.cleanup.run() }
+        let templateName = "test_template_\(getpid())_\(UInt32.random(in: 0...UInt32.max))"
+        try Connection.connect(to: serverURL).execute(Query(unsafeSQL: "CREATE DATABASE \(templateName)"))
+        cleanup.createdDatabase(templateName)
+        if FileManager.default.fileExists(atPath: migrationsDirectory.path) {
+            let connection = try Connection.connect(to: url(serverURL, database: templateName))
+            defer { connection.close() }
+            try Migrator(directory: migrationsDirectory, logger: logger).migrate(on: connection)
+        } else {
+            logger.warning("no migrations folder; the template database is empty", metadata: ["path": "\(migrationsDirectory.path)"])
+        }
+        return Environment(serverURL: serverURL, templateName: templateName)
+    }
+
+    /// `base` pointed at `database`: the URL's path replaced, or `dbname=` appended to a conninfo string.
+    static func url(_ base: String, database: String) -> String {
+        guard base.contains("://"), var components = URLComponents(string: base) else {
+            return base + " dbname=\(database)"
+        }
+        components.path = "/" + database
+        return components.string ?? base
+    }
+}
+
+/// What to undo at process exit: the private cluster, or the databases made on a `DATABASE_URL` server.
+// @unchecked Sendable: every stored property is guarded by `lock`.
+private final class Cleanup: @unchecked Sendable {
+    private let lock = NSLock()
+    private var cluster: LocalCluster?
+    private var databases: [String] = []
+    private var _serverURL: String?
+
+    var serverURL: String? {
+        get { lock.withLock { _serverURL } }
+        set { lock.withLock { _serverURL = newValue } }
+    }
+
+    func register(_ cluster: LocalCluster) {
+        lock.withLock { self.cluster = cluster }
+    }
+
+    func createdDatabase(_ name: String) {
+        lock.withLock { databases.append(name) }
+    }
+
+    func run() {
+        let (cluster, databases, serverURL) = lock.withLock { (self.cluster, self.databases, _serverURL) }
+        if let cluster {
+            try? cluster.stop()
+            try? FileManager.default.removeItem(at: cluster.directory)
+        } else if let serverURL, let connection = try? Connection.connect(to: serverURL) {
+            // A shared server keeps nothing of ours; FORCE ends sessions a test left open.
+            for name in databases {
+                try? connection.execute(Query(unsafeSQL: "DROP DATABASE IF EXISTS \(name) WITH (FORCE)"))
+            }
+        }
+    }
+}
