@@ -1,0 +1,26 @@
+import HTTPServer
+
+/// The writable fields of a category as a request gave them; nil means the request left the field out.
+struct CategoryFields: Sendable {
+    var id: Int64?
+    var title: String?
+    var amount: Money?
+
+    static let known: Set<String> = ["id", "title", "amount"]
+    /// Computed or server-kept fields that clients may send back; writes ignore them (SPEC §2).
+    static let readOnly: Set<String> = ["spent", "remaining", "createdAt", "updatedAt", "version", "transactions"]
+
+    /// Validates one JSON object, reporting every invalid field at once (422).
+    init(_ members: [String: JSONValue], mode: WriteMode, fieldPrefix: String = "") throws {
+        var reader = FieldReader(members, prefix: fieldPrefix)
+        reader.rejectUnknown(known: Self.known, ignored: Self.readOnly)
+        if mode == .complete {
+            reader.require("title")
+            reader.require("amount")
+        }
+        id = reader.id("id")
+        title = reader.string("title", length: 1...100)
+        amount = reader.money("amount", minimum: Money(cents: 0))
+        guard reader.errors.isEmpty else { throw APIError.invalidFields(reader.errors) }
+    }
+}

@@ -1,0 +1,82 @@
+import Postgres
+
+/// The SQL behind the category routes; the only place that knows categories' column names.
+enum CategoryQueries {
+    /// A category row `c` as JSON columns, with `spent` and `remaining` from its balance `b`.
+    private static let columns = """
+        c.id, c.title, c.amount, b.spent, c.amount - b.spent AS remaining, \
+        \(SQLFragments.timestamp("c.created_at")) AS "createdAt", \
+        \(SQLFragments.timestamp("c.updated_at")) AS "updatedAt", c.version
+        """
+
+    /// Joins each category row `c` with the sum of its transactions as `b.spent`.
+    private static let balance = """
+        CROSS JOIN LATERAL (SELECT coalesce(sum(t.amount), 0.00) AS spent FROM transactions t WHERE t.category_id = c.id) b
+        """
+
+    /// The JSON object of category row `c` (joined with `balance`), optionally with its transactions.
+    static func json(embeddingTransactions: Bool) -> String {
+        guard embeddingTransactions else { return SQLFragments.jsonObject(columns: columns) }
+        let transactions = TransactionQueries.jsonArray(where: "t.category_id = c.id")
+        return SQLFragments.jsonObject(columns: "\(columns), \(transactions) AS transactions")
+    }
+
+    /// A scalar subquery: the JSON object of the category that `condition` picks (over alias `c`).
+    static func jsonObject(where condition: String) -> String {
+        "(SELECT \(json(embeddingTransactions: false)) FROM categories c \(balance) WHERE \(condition))"
+    }
+
+    /// Categories in id order, as one JSON array.
+    static func list(embeddingTransactions: Bool) -> Query {
+        let element = json(embeddingTransactions: embeddingTransactions)
+        return Query(unsafeSQL: "SELECT \(SQLFragments.jsonArray(of: element, orderBy: "c.id")) FROM categories c \(balance)")
+    }
+
+    static func find(id: Int64, embeddingTransactions: Bool) -> Query {
+        "SELECT \(unsafeSQL: json(embeddingTransactions: embeddingTransactions)) FROM categories c \(unsafeSQL: balance) WHERE c.id = \(id)"
+    }
+
+    /// Inserts a category under the client's id, or the next server id when it gave none.
+    static func insert(_ fields: CategoryFields) -> Query {
+        """
+        WITH c AS (
+            INSERT INTO categories (id, title, amount)
+            VALUES (coalesce(\(fields.id)::bigint, nextval('categories_id_seq')), \(fields.title), \(fields.amount))
+            RETURNING *)
+        SELECT c.id, true, \(unsafeSQL: json(embeddingTransactions: false)) FROM c \(unsafeSQL: balance)
+        """
+    }
+
+    /// PUT: replaces the category with this id, or creates it under this id; the first column says which.
+    static func replace(id: Int64, with fields: CategoryFields) -> Query {
+        """
+        WITH c AS (
+            INSERT INTO categories AS existing (id, title, amount) VALUES (\(id), \(fields.title), \(fields.amount))
+            ON CONFLICT (id) DO UPDATE
+                SET title = excluded.title, amount = excluded.amount,
+                    version = existing.version + 1, updated_at = now()
+            RETURNING *, xmax = 0 AS inserted)
+        SELECT c.id, c.inserted, \(unsafeSQL: json(embeddingTransactions: false)) FROM c \(unsafeSQL: balance)
+        """
+    }
+
+    /// PATCH: changes only the fields given; no row means no such category.
+    static func update(id: Int64, with fields: CategoryFields) -> Query {
+        var assignments: Query = "version = version + 1, updated_at = now()"
+        if let title = fields.title { assignments.append(", title = \(title)") }
+        if let amount = fields.amount { assignments.append(", amount = \(amount)") }
+        return """
+            WITH c AS (UPDATE categories SET \(assignments) WHERE id = \(id) RETURNING *)
+            SELECT c.id, false, \(unsafeSQL: json(embeddingTransactions: false)) FROM c \(unsafeSQL: balance)
+            """
+    }
+
+    /// Deletes a category (and, by the foreign key's cascade, its transactions), answering what it was.
+    static func delete(id: Int64) -> Query {
+        // The CTE's snapshot predates the delete, so `spent` still counts the transactions it removes.
+        """
+        WITH c AS (DELETE FROM categories WHERE id = \(id) RETURNING *)
+        SELECT c.id, false, \(unsafeSQL: json(embeddingTransactions: false)) FROM c \(unsafeSQL: balance)
+        """
+    }
+}

@@ -1,0 +1,45 @@
+import HTTPServer
+
+/// The ways a budget request can fail, each knowing its RFC 9457 problem (SPEC §6).
+///
+/// Handlers throw these; `DatabaseErrorMiddleware` turns database facts into them; the HTTP server renders
+/// them. Anything else thrown becomes a bare 500.
+enum APIError: ProblemConvertible {
+    case malformedBody(String)
+    case malformedPath(String)
+    case malformedQuery(String)
+    case unsupportedMediaType(received: String?, accepted: [String])
+    case notFound(resource: String, id: Int64)
+    case conflict(field: String, detail: String)
+    case invalidFields([Problem.FieldError])
+    case databaseUnavailable
+
+    /// How long a client should wait before retrying while PostgreSQL is unreachable.
+    static let retryAfterSeconds = 1
+
+    var problem: Problem {
+        switch self {
+        case .malformedBody(let detail), .malformedPath(let detail), .malformedQuery(let detail):
+            return Problem(.badRequest, detail: detail)
+        case .unsupportedMediaType(let received, let accepted):
+            let was = received.map { "was \($0)" } ?? "was missing"
+            return Problem(
+                .unsupportedMediaType,
+                detail: "Content-Type must be \(accepted.joined(separator: " or ")); it \(was)"
+            )
+        case .notFound(let resource, let id):
+            return Problem(.notFound, detail: "\(resource) \(id) does not exist")
+        case .conflict(let field, let detail):
+            return Problem(.conflict, detail: detail, errors: [.init(field: field, message: detail)])
+        case .invalidFields(let errors):
+            let names = errors.map(\.field).joined(separator: ", ")
+            return Problem(.unprocessableContent, detail: "invalid fields: \(names)", errors: errors)
+        case .databaseUnavailable:
+            return Problem(
+                .serviceUnavailable,
+                detail: "the database is unreachable; retry shortly",
+                headers: Headers([("Retry-After", "\(Self.retryAfterSeconds)")])
+            )
+        }
+    }
+}

@@ -1,0 +1,32 @@
+import HTTPServer
+import Postgres
+
+/// `/health` says the process is up; `/ready` says it can serve: database reachable, migrations applied (SPEC §6).
+struct HealthRoutes: Sendable {
+    let database: Database
+    let migrator: Migrator
+
+    func register(in router: inout Router) {
+        router.get("/health") { _ in .json(Array(#"{"status":"ok"}"#.utf8)) }
+        router.get("/ready") { _ in try await ready() }
+    }
+
+    func ready() async throws -> Response {
+        let pendingCount: Int
+        do {
+            pendingCount = try await database.pool.withConnection { [migrator] connection in
+                try migrator.pending(on: connection).count
+            }
+        } catch let error as PostgresError where error.isConnectionProblem {
+            throw APIError.databaseUnavailable
+        }
+        guard pendingCount == 0 else {
+            throw Problem(
+                .serviceUnavailable,
+                detail: "\(pendingCount) migration(s) not applied yet",
+                headers: Headers([("Retry-After", "\(APIError.retryAfterSeconds)")])
+            )
+        }
+        return .json(Array(#"{"status":"ready"}"#.utf8))
+    }
+}

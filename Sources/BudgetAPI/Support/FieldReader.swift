@@ -1,0 +1,102 @@
+import HTTPServer
+
+/// Reads the members of a JSON object body, collecting every invalid field instead of stopping at the first.
+///
+/// SPEC §6 asks for `errors` naming every invalid field at once; each accessor returns nil for an absent or
+/// invalid member and records why in `errors`.
+struct FieldReader {
+    private let members: [String: JSONValue]
+    /// Prefix for field names, e.g. `[2].` for the third record of an array body.
+    private let prefix: String
+    private(set) var errors: [Problem.FieldError] = []
+
+    init(_ members: [String: JSONValue], prefix: String = "") {
+        self.members = members
+        self.prefix = prefix
+    }
+
+    func has(_ name: String) -> Bool { members[name] != nil }
+
+    func isNull(_ name: String) -> Bool { members[name] == .null }
+
+    mutating func fail(_ name: String, _ message: String) {
+        errors.append(.init(field: prefix + name, message: message))
+    }
+
+    /// Rejects members the resource does not have; `ignored` ones (computed, read-only) pass silently.
+    mutating func rejectUnknown(known: Set<String>, ignored: Set<String>) {
+        for name in members.keys.sorted() where !known.contains(name) && !ignored.contains(name) {
+            fail(name, "unknown field; known fields are \(known.sorted().joined(separator: ", "))")
+        }
+    }
+
+    mutating func require(_ name: String) {
+        if members[name] == nil { fail(name, "is required") }
+    }
+
+    /// A string of `range` characters (Unicode scalars, as PostgreSQL's `char_length` counts them).
+    mutating func string(_ name: String, length range: ClosedRange<Int>) -> String? {
+        guard let value = members[name] else { return nil }
+        guard case .string(let text) = value else {
+            fail(name, "must be a string, not \(value.typeName)")
+            return nil
+        }
+        guard range.contains(text.unicodeScalars.count) else {
+            fail(name, range.lowerBound > 0
+                ? "must be \(range.lowerBound) to \(range.upperBound) characters long"
+                : "must be at most \(range.upperBound) characters long")
+            return nil
+        }
+        return text
+    }
+
+    /// An amount given as a JSON number or a decimal string; exact, in cents.
+    mutating func money(_ name: String, minimum: Money? = nil) -> Money? {
+        guard let value = members[name] else { return nil }
+        let text: String
+        switch value {
+        case .number(let literal), .string(let literal): text = literal
+        default:
+            fail(name, "must be a number or a decimal string, not \(value.typeName)")
+            return nil
+        }
+        let money: Money
+        do {
+            money = try Money(parsing: text)
+        } catch {
+            switch error {
+            case .notANumber: fail(name, "must be a decimal amount such as 12.50")
+            case .tooManyDecimals: fail(name, "must be a whole number of cents (at most two decimals)")
+            case .outOfRange: fail(name, "must be less than 1000000000000 in magnitude")
+            }
+            return nil
+        }
+        if let minimum, money < minimum {
+            fail(name, "must be at least \(minimum)")
+            return nil
+        }
+        return money
+    }
+
+    /// A positive 64-bit integer id given as a JSON number (or its decimal string form).
+    mutating func id(_ name: String) -> Int64? {
+        guard let value = members[name] else { return nil }
+        switch value {
+        case .number(let literal), .string(let literal):
+            if let id = Int64(literal), id > 0 { return id }
+        default: break
+        }
+        fail(name, "must be a positive integer")
+        return nil
+    }
+
+    /// A calendar day written `YYYY-MM-DD`.
+    mutating func day(_ name: String) -> String? {
+        guard let value = members[name] else { return nil }
+        guard case .string(let text) = value, CalendarDay(text) != nil else {
+            fail(name, "must be a date written YYYY-MM-DD")
+            return nil
+        }
+        return text
+    }
+}

@@ -1,0 +1,130 @@
+import HTTPServer
+import Postgres
+
+/// The REST routes of one typed resource (SPEC §2): list, create (one or all-or-nothing many), read,
+/// replace-or-create, merge, delete.
+struct RecordRoutes<Resource: TypedResource>: Sendable {
+    let database: Database
+
+    func register(in router: inout Router) {
+        let collection = "/\(Resource.collection)"
+        let record = "\(collection)/:id"
+        router.get(collection) { request in try await list(request) }
+        router.post(collection) { request in
+            try await create(request) { members, prefix in
+                try Resource.fields(from: members, mode: .complete, fieldPrefix: prefix)
+            }
+        }
+        router.get(record) { request in try await find(request) }
+        router.put(record) { request in try await replace(request) }
+        router.patch(record) { request in try await update(request) }
+        router.delete(record) { request in try await delete(request) }
+    }
+
+    func list(_ request: Request) async throws -> Response {
+        let query = try Resource.list(for: request)
+        return .json(try await database.json(query) ?? Array("[]".utf8))
+    }
+
+    func find(_ request: Request) async throws -> Response {
+        let id = try recordID(request)
+        guard let body = try await database.json(try Resource.find(id: id, for: request)) else {
+            throw APIError.notFound(resource: Resource.recordName, id: id)
+        }
+        return .json(body)
+    }
+
+    /// Creates the records of an object or array body; an array is inserted all-or-nothing (SPEC §2, §3).
+    func create(
+        _ request: Request,
+        fields makeFields: ([String: JSONValue], String) throws -> Resource.Fields
+    ) async throws -> Response {
+        let (objects, isArray) = try RequestBody.objects(request)
+        var allFields: [Resource.Fields] = []
+        var invalid: [Problem.FieldError] = []
+        for (index, members) in objects.enumerated() {
+            do {
+                allFields.append(try makeFields(members, isArray ? "[\(index)]." : ""))
+            } catch APIError.invalidFields(let errors) {
+                invalid += errors
+            }
+        }
+        guard invalid.isEmpty else { throw APIError.invalidFields(invalid) }
+        let records = try await database.transaction { [allFields] connection in
+            try allFields.map { fields in
+                guard let record = try connection.write(Resource.insert(fields)) else {
+                    preconditionFailure("INSERT … RETURNING answered no row")
+                }
+                return record
+            }
+        }
+        guard isArray else { return created(records[0]) }
+        return .json(JSONArray.joining(records.map(\.json)), status: .created)
+    }
+
+    /// PUT: replaces the record, or creates it under the path's id so offline clients can push their records.
+    func replace(_ request: Request) async throws -> Response {
+        let id = try recordID(request)
+        let fields = try Resource.fields(from: try RequestBody.object(request), mode: .complete, fieldPrefix: "")
+        try checkBodyID(Resource.id(of: fields), matches: id)
+        guard let record = try await database.transaction({ try $0.write(Resource.replace(id: id, with: fields)) }) else {
+            preconditionFailure("INSERT … ON CONFLICT … RETURNING answered no row")
+        }
+        return record.isCreated ? created(record) : .json(record.json)
+    }
+
+    /// PATCH: a shallow merge of the fields given (application/json or RFC 7396 merge-patch).
+    func update(_ request: Request) async throws -> Response {
+        let id = try recordID(request)
+        let members = try RequestBody.object(request, accepting: [RequestBody.json, RequestBody.mergePatch])
+        let fields = try Resource.fields(from: members, mode: .partial, fieldPrefix: "")
+        try checkBodyID(Resource.id(of: fields), matches: id)
+        guard let record = try await database.transaction({ try $0.write(Resource.update(id: id, with: fields)) }) else {
+            throw APIError.notFound(resource: Resource.recordName, id: id)
+        }
+        return .json(record.json)
+    }
+
+    /// DELETE: answers the record as it was (json-server 0.17 answers 200 with it).
+    func delete(_ request: Request) async throws -> Response {
+        let id = try recordID(request)
+        guard let record = try await database.transaction({ try $0.write(Resource.delete(id: id)) }) else {
+            throw APIError.notFound(resource: Resource.recordName, id: id)
+        }
+        return .json(record.json)
+    }
+
+    func created(_ record: WrittenRecord) -> Response {
+        var response = Response.json(record.json, status: .created)
+        response.headers.replaceOrAdd("Location", "/\(Resource.collection)/\(record.id)")
+        return response
+    }
+
+    private func checkBodyID(_ bodyID: Int64?, matches id: Int64) throws {
+        if let bodyID, bodyID != id {
+            throw APIError.invalidFields([.init(field: "id", message: "must equal the id in the path (\(id))")])
+        }
+    }
+}
+
+/// The positive integer id of a record path such as `/categories/12` (400 otherwise).
+func recordID(_ request: Request, parameter: String = "id") throws -> Int64 {
+    guard let text = request.parameters[parameter], let id = Int64(text), id > 0 else {
+        throw APIError.malformedPath("'\(request.parameters[parameter] ?? "")' is not a record id; ids are positive integers")
+    }
+    return id
+}
+
+/// Builds a JSON array from the bytes of JSON values, without re-encoding them.
+enum JSONArray {
+    static func joining(_ elements: [[UInt8]]) -> [UInt8] {
+        var bytes: [UInt8] = [UInt8(ascii: "[")]
+        bytes.reserveCapacity(elements.reduce(2) { $0 + $1.count + 1 })
+        for (index, element) in elements.enumerated() {
+            if index > 0 { bytes.append(UInt8(ascii: ",")) }
+            bytes += element
+        }
+        bytes.append(UInt8(ascii: "]"))
+        return bytes
+    }
+}

@@ -1,0 +1,48 @@
+import HTTPServer
+
+/// Turns a request's bytes into JSON after checking its media type (SPEC §6: 400, 415).
+enum RequestBody {
+    static let json = "application/json"
+    static let mergePatch = "application/merge-patch+json"
+
+    /// The body parsed as JSON; `accepting` lists the media types this route takes.
+    static func parse(_ request: Request, accepting mediaTypes: [String] = [json]) throws -> JSONValue {
+        guard let contentType = request.contentType, mediaTypes.contains(contentType) else {
+            throw APIError.unsupportedMediaType(received: request.contentType, accepted: mediaTypes)
+        }
+        guard !request.body.isEmpty else { throw APIError.malformedBody("the request body is empty; send a JSON object") }
+        do {
+            return try JSONParser.parse(request.body)
+        } catch {
+            throw APIError.malformedBody("the body is not valid JSON: \(error)")
+        }
+    }
+
+    /// The body as one JSON object.
+    static func object(_ request: Request, accepting mediaTypes: [String] = [json]) throws -> [String: JSONValue] {
+        let value = try parse(request, accepting: mediaTypes)
+        guard case .object(let members) = value else {
+            throw APIError.malformedBody("the body must be a JSON object, not \(value.typeName)")
+        }
+        return members
+    }
+
+    /// The body as one object or an array of objects (a bulk create, SPEC §2/§3).
+    static func objects(_ request: Request) throws -> (records: [[String: JSONValue]], isArray: Bool) {
+        switch try parse(request) {
+        case .object(let members):
+            return ([members], false)
+        case .array(let elements):
+            guard !elements.isEmpty else { throw APIError.malformedBody("the body is an empty array; send at least one object") }
+            let records = try elements.enumerated().map { index, element in
+                guard case .object(let members) = element else {
+                    throw APIError.malformedBody("element \(index) of the body must be a JSON object, not \(element.typeName)")
+                }
+                return members
+            }
+            return (records, true)
+        case let other:
+            throw APIError.malformedBody("the body must be a JSON object or an array of objects, not \(other.typeName)")
+        }
+    }
+}

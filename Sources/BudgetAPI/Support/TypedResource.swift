@@ -1,0 +1,54 @@
+import HTTPServer
+import Postgres
+
+/// A relational resource served over the REST conventions of SPEC §2: the SQL and validation that differ
+/// between categories and transactions, so that `RecordRoutes` can hold the HTTP logic once.
+protocol TypedResource: Sendable {
+    associatedtype Fields: Sendable
+
+    /// The collection's path segment, e.g. `categories`.
+    static var collection: String { get }
+    /// The record's name in messages, e.g. `category`.
+    static var recordName: String { get }
+
+    /// Validates a body object; `fieldPrefix` names the record within an array body.
+    static func fields(from members: [String: JSONValue], mode: WriteMode, fieldPrefix: String) throws -> Fields
+    static func id(of fields: Fields) -> Int64?
+
+    static func list(for request: Request) throws -> Query
+    static func find(id: Int64, for request: Request) throws -> Query
+    /// Write queries answer one row (id, created, json) or none when the record does not exist.
+    static func insert(_ fields: Fields) -> Query
+    static func replace(id: Int64, with fields: Fields) -> Query
+    static func update(id: Int64, with fields: Fields) -> Query
+    static func delete(id: Int64) -> Query
+}
+
+/// How much of a record a write body must carry.
+enum WriteMode: Sendable {
+    /// POST and PUT: the whole record, so every required field must be present.
+    case complete
+    /// PATCH: only the fields present change (RFC 7396 merge, shallow).
+    case partial
+}
+
+/// What a write query answers: the record's id, whether it was created, and its JSON.
+struct WrittenRecord: Sendable {
+    let id: Int64
+    let isCreated: Bool
+    let json: [UInt8]
+}
+
+extension Connection {
+    /// Runs a write query of a `TypedResource`; nil when it touched no row.
+    func write(_ query: Query) throws -> WrittenRecord? {
+        let result = try self.query(query)
+        guard result.count > 0 else { return nil }
+        let row = result[0]
+        return WrittenRecord(
+            id: try row.decode(Int64.self, at: 0),
+            isCreated: try row.decode(Bool.self, at: 1),
+            json: row.bytes(at: 2) ?? []
+        )
+    }
+}

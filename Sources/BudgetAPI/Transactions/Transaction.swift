@@ -1,0 +1,47 @@
+import HTTPServer
+
+/// The writable fields of a transaction as a request gave them; nil means the request left the field out.
+struct TransactionFields: Sendable {
+    var id: Int64?
+    var categoryID: Int64?
+    var title: String?
+    var amount: Money?
+    /// `YYYY-MM-DD`; absent means today (UTC) on create and replace.
+    var date: String?
+    /// Absent (`.none`), cleared (`.some(nil)`) or set.
+    var note: String??
+
+    static let known: Set<String> = ["id", "categoryId", "title", "amount", "date", "note"]
+    /// Server-kept fields that clients may send back; writes ignore them.
+    static let readOnly: Set<String> = ["createdAt", "updatedAt", "version", "category"]
+
+    /// Validates one JSON object, reporting every invalid field at once (422).
+    ///
+    /// `categoryIDFromPath` is the category of a nested route (`POST /categories/:id/transactions`): it wins
+    /// over the body, so the body need not repeat it.
+    init(
+        _ members: [String: JSONValue],
+        mode: WriteMode,
+        categoryIDFromPath: Int64? = nil,
+        fieldPrefix: String = ""
+    ) throws {
+        var reader = FieldReader(members, prefix: fieldPrefix)
+        reader.rejectUnknown(known: Self.known, ignored: Self.readOnly)
+        if mode == .complete {
+            if categoryIDFromPath == nil { reader.require("categoryId") }
+            reader.require("title")
+            reader.require("amount")
+        }
+        id = reader.id("id")
+        categoryID = categoryIDFromPath ?? reader.id("categoryId")
+        title = reader.string("title", length: 1...200)
+        amount = reader.money("amount")
+        date = reader.day("date")
+        if reader.isNull("note") {
+            note = .some(nil)
+        } else if let text = reader.string("note", length: 0...2000) {
+            note = .some(text)
+        }
+        guard reader.errors.isEmpty else { throw APIError.invalidFields(reader.errors) }
+    }
+}

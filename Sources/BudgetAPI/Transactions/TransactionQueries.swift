@@ -1,0 +1,87 @@
+import Postgres
+
+/// The SQL behind the transaction routes; the only place that knows transactions' column names.
+enum TransactionQueries {
+    /// A transaction row `t` as JSON columns.
+    private static let columns = """
+        t.id, t.category_id AS "categoryId", t.title, t.amount, t.date, t.note, \
+        \(SQLFragments.timestamp("t.created_at")) AS "createdAt", \
+        \(SQLFragments.timestamp("t.updated_at")) AS "updatedAt", t.version
+        """
+
+    /// The JSON object of transaction row `t`, optionally with its category under `category`.
+    static func json(expandingCategory: Bool) -> String {
+        guard expandingCategory else { return SQLFragments.jsonObject(columns: columns) }
+        let category = CategoryQueries.jsonObject(where: "c.id = t.category_id")
+        return SQLFragments.jsonObject(columns: "\(columns), \(category) AS category")
+    }
+
+    /// A scalar subquery: the JSON array, in id order, of the transactions that `condition` picks (over alias `t`).
+    static func jsonArray(where condition: String) -> String {
+        let element = json(expandingCategory: false)
+        return "(SELECT \(SQLFragments.jsonArray(of: element, orderBy: "t.id"))::json FROM transactions t WHERE \(condition))"
+    }
+
+    static func list(expandingCategory: Bool) -> Query {
+        let element = json(expandingCategory: expandingCategory)
+        return Query(unsafeSQL: "SELECT \(SQLFragments.jsonArray(of: element, orderBy: "t.id")) FROM transactions t")
+    }
+
+    /// One category's transactions in id order; no row at all when the category does not exist.
+    static func list(categoryID: Int64) -> Query {
+        "SELECT \(unsafeSQL: jsonArray(where: "t.category_id = c.id")) FROM categories c WHERE c.id = \(categoryID)"
+    }
+
+    static func find(id: Int64, expandingCategory: Bool) -> Query {
+        "SELECT \(unsafeSQL: json(expandingCategory: expandingCategory)) FROM transactions t WHERE t.id = \(id)"
+    }
+
+    /// Inserts under the client's id, or the next server id when it gave none; the date defaults to today.
+    static func insert(_ fields: TransactionFields) -> Query {
+        """
+        WITH t AS (
+            INSERT INTO transactions (id, category_id, title, amount, date, note)
+            VALUES (coalesce(\(fields.id)::bigint, nextval('transactions_id_seq')), \(fields.categoryID), \(fields.title),
+                    \(fields.amount), coalesce(\(fields.date)::date, \(unsafeSQL: SQLFragments.todayUTC)), \(fields.note ?? nil)::text)
+            RETURNING *)
+        SELECT t.id, true, \(unsafeSQL: json(expandingCategory: false)) FROM t
+        """
+    }
+
+    /// PUT: replaces the transaction with this id, or creates it under this id; the first column says which.
+    static func replace(id: Int64, with fields: TransactionFields) -> Query {
+        """
+        WITH t AS (
+            INSERT INTO transactions AS existing (id, category_id, title, amount, date, note)
+            VALUES (\(id), \(fields.categoryID), \(fields.title), \(fields.amount),
+                    coalesce(\(fields.date)::date, \(unsafeSQL: SQLFragments.todayUTC)), \(fields.note ?? nil)::text)
+            ON CONFLICT (id) DO UPDATE
+                SET category_id = excluded.category_id, title = excluded.title, amount = excluded.amount,
+                    date = excluded.date, note = excluded.note,
+                    version = existing.version + 1, updated_at = now()
+            RETURNING *, xmax = 0 AS inserted)
+        SELECT t.id, t.inserted, \(unsafeSQL: json(expandingCategory: false)) FROM t
+        """
+    }
+
+    /// PATCH: changes only the fields given; no row means no such transaction.
+    static func update(id: Int64, with fields: TransactionFields) -> Query {
+        var assignments: Query = "version = version + 1, updated_at = now()"
+        if let categoryID = fields.categoryID { assignments.append(", category_id = \(categoryID)") }
+        if let title = fields.title { assignments.append(", title = \(title)") }
+        if let amount = fields.amount { assignments.append(", amount = \(amount)") }
+        if let date = fields.date { assignments.append(", date = \(date)::date") }
+        if let note = fields.note { assignments.append(", note = \(note)::text") }
+        return """
+            WITH t AS (UPDATE transactions SET \(assignments) WHERE id = \(id) RETURNING *)
+            SELECT t.id, false, \(unsafeSQL: json(expandingCategory: false)) FROM t
+            """
+    }
+
+    static func delete(id: Int64) -> Query {
+        """
+        WITH t AS (DELETE FROM transactions WHERE id = \(id) RETURNING *)
+        SELECT t.id, false, \(unsafeSQL: json(expandingCategory: false)) FROM t
+        """
+    }
+}

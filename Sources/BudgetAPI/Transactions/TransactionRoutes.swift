@@ -1,0 +1,62 @@
+import HTTPServer
+import Postgres
+
+/// Transactions as a typed resource: `/transactions` and `/transactions/:id` (SPEC §2).
+struct Transactions: TypedResource {
+    static let collection = "transactions"
+    static let recordName = "transaction"
+
+    static func fields(from members: [String: JSONValue], mode: WriteMode, fieldPrefix: String) throws -> TransactionFields {
+        try TransactionFields(members, mode: mode, fieldPrefix: fieldPrefix)
+    }
+
+    static func id(of fields: TransactionFields) -> Int64? { fields.id }
+
+    static func list(for request: Request) throws -> Query {
+        TransactionQueries.list(expandingCategory: try expandsCategory(request))
+    }
+
+    static func find(id: Int64, for request: Request) throws -> Query {
+        TransactionQueries.find(id: id, expandingCategory: try expandsCategory(request))
+    }
+
+    static func insert(_ fields: TransactionFields) -> Query { TransactionQueries.insert(fields) }
+    static func replace(id: Int64, with fields: TransactionFields) -> Query { TransactionQueries.replace(id: id, with: fields) }
+    static func update(id: Int64, with fields: TransactionFields) -> Query { TransactionQueries.update(id: id, with: fields) }
+    static func delete(id: Int64) -> Query { TransactionQueries.delete(id: id) }
+
+    /// `_expand=category` nests each transaction's category, as json-server's `_expand` does.
+    private static func expandsCategory(_ request: Request) throws -> Bool {
+        try request.relationNames("_expand", allowed: ["category"]).contains("category")
+    }
+}
+
+/// `/categories/:id/transactions`: one category's transactions, and creating one under it (SPEC §2).
+struct CategoryTransactionRoutes: Sendable {
+    let database: Database
+
+    func register(in router: inout Router) {
+        router.get("/categories/:id/transactions") { request in try await list(request) }
+        router.post("/categories/:id/transactions") { request in try await create(request) }
+    }
+
+    func list(_ request: Request) async throws -> Response {
+        let categoryID = try recordID(request)
+        guard let body = try await database.json(TransactionQueries.list(categoryID: categoryID)) else {
+            throw APIError.notFound(resource: Categories.recordName, id: categoryID)
+        }
+        return .json(body)
+    }
+
+    /// The path names the category, so the body need not; a missing category is a 404 of the path.
+    func create(_ request: Request) async throws -> Response {
+        let categoryID = try recordID(request)
+        do {
+            return try await RecordRoutes<Transactions>(database: database).create(request) { members, prefix in
+                try TransactionFields(members, mode: .complete, categoryIDFromPath: categoryID, fieldPrefix: prefix)
+            }
+        } catch let error as PostgresError where error.constraint == "transactions_category_id_fkey" {
+            throw APIError.notFound(resource: Categories.recordName, id: categoryID)
+        }
+    }
+}

@@ -1,0 +1,100 @@
+import BudgetAPI
+import Foundation
+import HTTPServer
+import Logging
+import Postgres
+import Testing
+import TestSupport
+
+/// The whole budget API on a fresh database, served over a real socket on an ephemeral port.
+final class TestApp: Sendable {
+    let server: Server
+    let pool: ConnectionPool
+    let port: Int
+    let databaseURL: String
+
+    static let logger: Logger = {
+        var logger = Logger(label: "budget-api-tests")
+        logger.logLevel = .critical
+        return logger
+    }()
+
+    init(databaseURL: String? = nil, poolConfiguration: (String) -> PoolConfiguration = { PoolConfiguration(url: $0, size: 4) }) async throws {
+        let url: String
+        if let databaseURL { url = databaseURL } else { url = try await TestDatabase.fresh() }
+        self.databaseURL = url
+        pool = ConnectionPool(configuration: poolConfiguration(url), logger: Self.logger)
+        let migrator = Migrator(directory: TestDatabase.migrationsDirectory, logger: Self.logger)
+        var configuration = ServerConfiguration()
+        configuration.port = 0
+        configuration.limits.requestTimeout = .seconds(2)
+        server = Server(
+            configuration: configuration,
+            handler: BudgetApp.makeHandler(pool: pool, migrator: migrator, logger: Self.logger),
+            logger: Self.logger
+        )
+        port = try server.start()
+    }
+
+    func stop() async {
+        await server.shutdown(gracePeriod: .seconds(1))
+        await pool.shutdown()
+    }
+
+    /// One request on a new connection.
+    ///
+    /// The client blocks, so it runs on a thread of its own: on the cooperative pool it could starve the
+    /// server's handler tasks (two threads on a 2-core machine).
+    func request(
+        _ method: String,
+        _ path: String,
+        json body: String? = nil,
+        headers: [(String, String)] = []
+    ) async throws -> TestResponse {
+        try await runOffCooperativePool { [port] in
+            try TestClient(port: port).request(method, path, json: body, headers: headers)
+        }
+    }
+
+    /// Runs one SQL query on the test database and answers the first column of the first row.
+    func scalar(_ sql: String) async throws -> String? {
+        try await runOffCooperativePool { [databaseURL] in
+            let connection = try Connection.connect(to: databaseURL)
+            defer { connection.close() }
+            let result = try connection.query(Query(unsafeSQL: sql))
+            return result.count > 0 ? result[0].column(0) : nil
+        }
+    }
+
+    /// Runs `body` against a fresh app and stops it afterwards, also when the body throws.
+    static func with(
+        databaseURL: String? = nil,
+        poolConfiguration: (String) -> PoolConfiguration = { PoolConfiguration(url: $0, size: 4) },
+        _ body: (TestApp) async throws -> Void
+    ) async throws {
+        let app = try await TestApp(databaseURL: databaseURL, poolConfiguration: poolConfiguration)
+        do {
+            try await body(app)
+        } catch {
+            await app.stop()
+            throw error
+        }
+        await app.stop()
+    }
+}
+
+extension TestResponse {
+    /// The body as a JSON object (decoded by Foundation, which is fine on the test side).
+    var object: [String: Any] {
+        (try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any] ?? [:]
+    }
+
+    var array: [[String: Any]] {
+        (try? JSONSerialization.jsonObject(with: Data(body))) as? [[String: Any]] ?? []
+    }
+
+    /// The `field` names of a problem's `errors`.
+    var problemFields: [String] {
+        (object["errors"] as? [[String: Any]] ?? []).compactMap { $0["field"] as? String }
+    }
+}
