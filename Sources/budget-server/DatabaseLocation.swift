@@ -1,0 +1,53 @@
+import Foundation
+import LocalPostgres
+import Logging
+import Postgres
+
+/// Where the data lives: the PostgreSQL the user named, or the embedded cluster started for them (SPEC §1).
+struct DatabaseLocation {
+    /// The embedded cluster's database; the cluster's own `postgres` database stays for administration.
+    static let embeddedDatabaseName = "budget"
+
+    let url: String
+    /// The cluster this process started, to stop on exit; nil when the user gave a URL.
+    let cluster: LocalCluster?
+
+    static func resolve(_ options: DatabaseOptions, logger: Logger) throws -> DatabaseLocation {
+        if let url = try Setting.resolve(options.databaseURL, environment: "DATABASE_URL") {
+            return DatabaseLocation(url: url, cluster: nil)
+        }
+        let directory = try options.resolvedDataDirectory()
+        let cluster = LocalCluster(directory: directory, logger: logger)
+        do {
+            let administration = try cluster.start()
+            try createDatabaseIfMissing(embeddedDatabaseName, administrationURL: administration)
+            logger.info("embedded PostgreSQL is up", metadata: [
+                "psql": "psql -h \(cluster.socketDirectory) -U postgres \(embeddedDatabaseName)",
+            ])
+            return DatabaseLocation(url: cluster.url(database: embeddedDatabaseName), cluster: cluster)
+        } catch {
+            try? cluster.stop()
+            throw error
+        }
+    }
+
+    private static func createDatabaseIfMissing(_ name: String, administrationURL: String) throws {
+        let connection = try Connection.connect(to: administrationURL)
+        defer { connection.close() }
+        let existing = try connection.query("SELECT 1 FROM pg_database WHERE datname = \(name)")
+        if existing.count == 0 {
+            // CREATE DATABASE takes no parameters; the name is our constant, never user input.
+            try connection.execute(Query(unsafeSQL: "CREATE DATABASE \(name)"))
+        }
+    }
+
+    /// Stops the embedded cluster, if this process started one.
+    func close(logger: Logger) {
+        guard let cluster else { return }
+        do {
+            try cluster.stop()
+        } catch {
+            logger.error("could not stop the embedded PostgreSQL: \(error)")
+        }
+    }
+}

@@ -1,0 +1,26 @@
+import ArgumentParser
+import Logging
+import Postgres
+
+/// `budget-server migrate`: apply pending migrations, or list them with `--dry-run`.
+struct Migrate: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Apply pending migrations from the migrations folder.")
+
+    @Flag(help: "List the migrations that would be applied, and apply none.")
+    var dryRun = false
+
+    @OptionGroup var database: DatabaseOptions
+
+    func run() async throws {
+        let logger = makeLogger(level: try database.resolvedLogLevel())
+        let location = try DatabaseLocation.resolve(database, logger: logger)
+        defer { location.close(logger: logger) }
+        let migrator = Migrator(directory: try database.resolvedMigrationsDirectory(), logger: logger)
+        let connection = try Connection.connect(to: location.url)
+        defer { connection.close() }
+        let migrations = dryRun ? try migrator.dryRun(on: connection) : try migrator.migrate(on: connection)
+        let verb = dryRun ? "would apply" : "applied"
+        if migrations.isEmpty { print("nothing to apply: the database is up to date") }
+        for migration in migrations { print("\(verb) \(migration.fileName)") }
+    }
+}

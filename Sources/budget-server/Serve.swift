@@ -1,0 +1,65 @@
+import ArgumentParser
+import BudgetAPI
+import Foundation
+import HTTPServer
+import Logging
+import Postgres
+
+/// `budget-server serve`: migrate, then answer HTTP until SIGTERM or SIGINT.
+struct Serve: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Serve the API (the default command).")
+
+    @Option(help: "Address to listen on (env HOST, default 127.0.0.1).")
+    var host: String?
+
+    @Option(help: "Port to listen on (env PORT, default 3000).")
+    var port: Int?
+
+    @Option(help: "PostgreSQL connections in the pool (env POOL_SIZE, default 8).")
+    var poolSize: Int?
+
+    @OptionGroup var database: DatabaseOptions
+
+    /// How long in-flight requests may take to finish after a stop signal (SPEC §6).
+    static let gracePeriod: Duration = .seconds(10)
+
+    func run() async throws {
+        let clock = ContinuousClock()
+        let startedAt = clock.now
+        let logger = makeLogger(level: try database.resolvedLogLevel())
+        var configuration = ServerConfiguration()
+        configuration.host = try Setting.resolve(host, environment: "HOST", default: configuration.host)
+        configuration.port = try Setting.resolve(port, environment: "PORT", default: configuration.port)
+        let poolSize = try Setting.resolve(poolSize, environment: "POOL_SIZE", default: 8)
+        guard (1...1000).contains(poolSize) else { throw ValidationError("--pool-size must be between 1 and 1000") }
+
+        let location = try DatabaseLocation.resolve(database, logger: logger)
+        defer { location.close(logger: logger) }
+        let migrator = Migrator(directory: try database.resolvedMigrationsDirectory(), logger: logger)
+        try applyMigrations(migrator, url: location.url, logger: logger)
+
+        let pool = ConnectionPool(configuration: PoolConfiguration(url: location.url, size: poolSize), logger: logger)
+        let server = Server(
+            configuration: configuration,
+            handler: BudgetApp.makeHandler(pool: pool, migrator: migrator, logger: logger),
+            logger: logger
+        )
+        let boundPort = try server.start()
+        logger.info("listening on http://\(configuration.host):\(boundPort)", metadata: [
+            "startup": "\((clock.now - startedAt).formatted(.units(allowed: [.milliseconds])))",
+        ])
+
+        let signal = await TerminationSignal.wait()
+        logger.info("signal \(signal) received; finishing requests in flight (at most \(Self.gracePeriod))")
+        await server.shutdown(gracePeriod: Self.gracePeriod)
+        await pool.shutdown()
+        logger.info("stopped")
+    }
+
+    private func applyMigrations(_ migrator: Migrator, url: String, logger: Logger) throws {
+        let connection = try Connection.connect(to: url)
+        defer { connection.close() }
+        let applied = try migrator.migrate(on: connection)
+        for migration in applied { logger.info("applied migration \(migration.fileName)") }
+    }
+}

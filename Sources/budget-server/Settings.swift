@@ -1,0 +1,77 @@
+import ArgumentParser
+import Foundation
+import Logging
+
+/// Picks a setting from a flag, else an environment variable, else a default (SPEC §1).
+enum Setting {
+    static func resolve<Value: LosslessStringConvertible>(
+        _ flag: Value?,
+        environment name: String,
+        default defaultValue: Value
+    ) throws -> Value {
+        try resolve(flag, environment: name) ?? defaultValue
+    }
+
+    static func resolve<Value: LosslessStringConvertible>(_ flag: Value?, environment name: String) throws -> Value? {
+        if let flag { return flag }
+        guard let text = ProcessInfo.processInfo.environment[name], !text.isEmpty else { return nil }
+        guard let value = Value(text) else {
+            throw ValidationError("environment variable \(name)=\(text) is not a valid \(Value.self)")
+        }
+        return value
+    }
+}
+
+extension Logger.Level: @retroactive ExpressibleByArgument {}
+
+/// Options every command that touches the database shares.
+struct DatabaseOptions: ParsableArguments {
+    @Option(help: "PostgreSQL URL (env DATABASE_URL). Without one, a private cluster is started under --data-dir.")
+    var databaseURL: String?
+
+    @Option(help: "Folder of the embedded PostgreSQL cluster (env BUDGET_DATA_DIR, default ./.budget-data).")
+    var dataDir: String?
+
+    @Option(help: "Folder of NNNN_name.sql migrations (env MIGRATIONS_DIR, default ./migrations).")
+    var migrationsDir: String?
+
+    @Option(help: "Log level: trace, debug, info, notice, warning, error, critical (env LOG_LEVEL, default info).")
+    var logLevel: Logger.Level?
+
+    func resolvedLogLevel() throws -> Logger.Level {
+        let name = try Setting.resolve(logLevel?.rawValue, environment: "LOG_LEVEL", default: "info")
+        guard let level = Logger.Level(rawValue: name) else {
+            let names = Logger.Level.allCases.map(\.rawValue).joined(separator: ", ")
+            throw ValidationError("LOG_LEVEL=\(name) is not one of \(names)")
+        }
+        return level
+    }
+
+    func resolvedMigrationsDirectory() throws -> URL {
+        if let path = try Setting.resolve(migrationsDir, environment: "MIGRATIONS_DIR") {
+            return URL(fileURLWithPath: path)
+        }
+        let local = URL(fileURLWithPath: "migrations")
+        if FileManager.default.fileExists(atPath: local.path) { return local }
+        // `swift run` from another folder: the migrations of the package this binary was built from.
+        return URL(fileURLWithPath: #filePath)
+            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("migrations")
+    }
+
+    func resolvedDataDirectory() throws -> URL {
+        URL(fileURLWithPath: try Setting.resolve(dataDir, environment: "BUDGET_DATA_DIR", default: ".budget-data"))
+    }
+}
+
+/// Sends every log line to standard error at one level, chosen once at the edge.
+func makeLogger(level: Logger.Level) -> Logger {
+    LoggingSystem.bootstrap { label in
+        var handler = StreamLogHandler.standardError(label: label)
+        handler.logLevel = level
+        return handler
+    }
+    var logger = Logger(label: "budget-server")
+    logger.logLevel = level
+    return logger
+}
