@@ -111,12 +111,7 @@ extension EventLoop {
         drainRequest?.done.resume()
         drainRequest = nil
         // Whoever is still waiting on this loop must not wait forever.
-        for message in pending {
-            switch message {
-            case .stopAccepting(let done), .drain(_, let done): done.resume()
-            case .response: break
-            }
-        }
+        for message in pending { message.releaseWaiter() }
     }
 }
 

@@ -31,6 +31,14 @@ final class EventLoop: @unchecked Sendable {
         case response(descriptor: Int32, serial: UInt64, bytes: [UInt8], closeAfter: Bool)
         case stopAccepting(CheckedContinuation<Void, Never>)
         case drain(deadline: ContinuousClock.Instant, CheckedContinuation<Void, Never>)
+
+        /// Resumes the task waiting on a control message that the loop will never act on.
+        func releaseWaiter() {
+            switch self {
+            case .stopAccepting(let done), .drain(_, let done): done.resume()
+            case .response: break
+            }
+        }
     }
 
     struct Inbox {
@@ -84,13 +92,16 @@ final class EventLoop: @unchecked Sendable {
 
     /// Hands a message to the loop from any thread.
     func post(_ message: Message) {
-        inbox.withLock { inbox in
-            guard !inbox.isClosed else { return }
+        let isPosted = inbox.withLock { inbox in
+            guard !inbox.isClosed else { return false }
             let wasEmpty = inbox.messages.isEmpty
             inbox.messages.append(message)
             // Inside the lock, so the loop cannot close the eventfd between the check and the write.
             if wasEmpty { try? notifier.notify() }
+            return true
         }
+        // The loop has exited: whoever waits for it to stop must not wait forever.
+        if !isPosted { message.releaseWaiter() }
     }
 
     /// Takes the listener out of this loop's epoll set; returns once the loop has done so.
