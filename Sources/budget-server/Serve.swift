@@ -24,6 +24,10 @@ struct Serve: AsyncParsableCommand {
     static let gracePeriod: Duration = .seconds(10)
 
     func run() async throws {
+        try await OperatorError.explaining { try await serve() }
+    }
+
+    private func serve() async throws {
         let clock = ContinuousClock()
         let startedAt = clock.now
         let logger = makeLogger(level: try database.resolvedLogLevel())
@@ -36,7 +40,7 @@ struct Serve: AsyncParsableCommand {
         let location = try DatabaseLocation.resolve(database, logger: logger)
         defer { location.close(logger: logger) }
         let migrator = Migrator(directory: try database.resolvedMigrationsDirectory(), logger: logger)
-        try applyMigrations(migrator, url: location.url, logger: logger)
+        try applyMigrations(migrator, url: location.url)
 
         let pool = ConnectionPool(configuration: PoolConfiguration(url: location.url, size: poolSize), logger: logger)
         let server = Server(
@@ -56,10 +60,10 @@ struct Serve: AsyncParsableCommand {
         logger.info("stopped")
     }
 
-    private func applyMigrations(_ migrator: Migrator, url: String, logger: Logger) throws {
+    private func applyMigrations(_ migrator: Migrator, url: String) throws {
         let connection = try Connection.connect(to: url)
         defer { connection.close() }
-        let applied = try migrator.migrate(on: connection)
-        for migration in applied { logger.info("applied migration \(migration.fileName)") }
+        // The migrator logs each migration it applies.
+        try migrator.migrate(on: connection)
     }
 }
