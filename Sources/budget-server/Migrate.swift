@@ -12,6 +12,10 @@ struct Migrate: AsyncParsableCommand {
     @OptionGroup var database: DatabaseOptions
 
     func run() async throws {
+        try await OperatorError.explaining { try migrate() }
+    }
+
+    private func migrate() throws {
         let logger = makeLogger(level: try database.resolvedLogLevel())
         let location = try DatabaseLocation.resolve(database, logger: logger)
         defer { location.close(logger: logger) }
