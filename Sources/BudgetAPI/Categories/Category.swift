@@ -11,7 +11,7 @@ struct CategoryFields: Sendable {
     static let readOnly: Set<String> = ["spent", "remaining", "createdAt", "updatedAt", "version", "transactions"]
 
     /// Validates one JSON object, reporting every invalid field at once (422).
-    init(_ members: [String: JSONValue], mode: WriteMode, fieldPrefix: String = "") throws {
+    init(_ members: JSONObject, mode: WriteMode, fieldPrefix: String = "") throws {
         var reader = FieldReader(members, prefix: fieldPrefix)
         reader.rejectUnknown(known: Self.known, ignored: Self.readOnly)
         if mode == .complete {

@@ -6,7 +6,7 @@ struct Categories: TypedResource {
     static let collection = "categories"
     static let recordName = "category"
 
-    static func fields(from members: [String: JSONValue], mode: WriteMode, fieldPrefix: String) throws -> CategoryFields {
+    static func fields(from members: JSONObject, mode: WriteMode, fieldPrefix: String) throws -> CategoryFields {
         try CategoryFields(members, mode: mode, fieldPrefix: fieldPrefix)
     }
 

@@ -5,12 +5,12 @@ import HTTPServer
 /// SPEC §6 asks for `errors` naming every invalid field at once; each accessor returns nil for an absent or
 /// invalid member and records why in `errors`.
 struct FieldReader {
-    private let members: [String: JSONValue]
+    private let members: JSONObject
     /// Prefix for field names, e.g. `[2].` for the third record of an array body.
     private let prefix: String
     private(set) var errors: [Problem.FieldError] = []
 
-    init(_ members: [String: JSONValue], prefix: String = "") {
+    init(_ members: JSONObject, prefix: String = "") {
         self.members = members
         self.prefix = prefix
     }
@@ -25,7 +25,7 @@ struct FieldReader {
 
     /// Rejects members the resource does not have; `ignored` ones (computed, read-only) pass silently.
     mutating func rejectUnknown(known: Set<String>, ignored: Set<String>) {
-        for name in members.keys.sorted() where !known.contains(name) && !ignored.contains(name) {
+        for name in members.names where !known.contains(name) && !ignored.contains(name) {
             fail(name, "unknown field; known fields are \(known.sorted().joined(separator: ", "))")
         }
     }

@@ -1,4 +1,4 @@
-/// Parses RFC 8259 JSON from UTF-8 bytes into `JSONValue`, keeping numbers as text.
+/// Parses RFC 8259 JSON from UTF-8 bytes into `JSONValue`, keeping numbers as text and members in order.
 ///
 /// A pure function over bytes: no I/O, bounded nesting so a hostile body cannot exhaust the stack.
 public struct JSONParser {
@@ -58,7 +58,7 @@ public struct JSONParser {
 
     private mutating func parseObject(depth: Int) throws(Failure) -> JSONValue {
         position += 1
-        var members: [String: JSONValue] = [:]
+        var members = JSONObject()
         skipWhitespace()
         if current == UInt8(ascii: "}") { position += 1; return .object(members) }
         while true {

@@ -1,7 +1,8 @@
 /// A parsed JSON document that keeps every number as the exact text the client sent.
 ///
 /// Foundation's parsers turn numbers into `Double`; SPEC §2 forbids a binary float anywhere on the money
-/// path, so request bodies are read with `JSONParser` into this type instead.
+/// path, and SPEC §3 wants documents back with every digit, so bodies are read with `JSONParser` into this
+/// type and written back with `JSONWriter`.
 public enum JSONValue: Equatable, Sendable {
     case null
     case bool(Bool)
@@ -9,8 +10,7 @@ public enum JSONValue: Equatable, Sendable {
     case number(String)
     case string(String)
     case array([JSONValue])
-    /// Members by name; a repeated name keeps its last value, as JavaScript and PostgreSQL's jsonb do.
-    case object([String: JSONValue])
+    case object(JSONObject)
 
     /// A short name for the value's type, for validation messages.
     public var typeName: String {
@@ -22,5 +22,46 @@ public enum JSONValue: Equatable, Sendable {
         case .array: "array"
         case .object: "object"
         }
+    }
+}
+
+/// A JSON object's members in the order they were written, as JavaScript keeps them.
+///
+/// json-server answers a record with its keys in the order the client sent them, and a PATCH keeps the old
+/// keys in place and appends new ones (`{...old, ...patch}`); this type keeps that order.
+public struct JSONObject: Equatable, Sendable, Sequence, ExpressibleByDictionaryLiteral {
+    public private(set) var members: [(name: String, value: JSONValue)] = []
+
+    public init() {}
+
+    public init(dictionaryLiteral elements: (String, JSONValue)...) {
+        for (name, value) in elements { self[name] = value }
+    }
+
+    public var names: [String] { members.map(\.name) }
+    public var isEmpty: Bool { members.isEmpty }
+    public var count: Int { members.count }
+
+    /// The member's value; setting an existing name replaces it in place, a new name is appended, nil removes.
+    public subscript(name: String) -> JSONValue? {
+        get { members.first { $0.name == name }?.value }
+        set {
+            let index = members.firstIndex { $0.name == name }
+            switch (index, newValue) {
+            case (let index?, let value?): members[index].value = value
+            case (let index?, nil): members.remove(at: index)
+            case (nil, let value?): members.append((name, value))
+            case (nil, nil): break
+            }
+        }
+    }
+
+    public func makeIterator() -> IndexingIterator<[(name: String, value: JSONValue)]> {
+        members.makeIterator()
+    }
+
+    public static func == (lhs: JSONObject, rhs: JSONObject) -> Bool {
+        lhs.members.count == rhs.members.count
+            && zip(lhs.members, rhs.members).allSatisfy { $0.name == $1.name && $0.value == $1.value }
     }
 }

@@ -37,7 +37,7 @@ struct RecordRoutes<Resource: TypedResource>: Sendable {
     /// Creates the records of an object or array body; an array is inserted all-or-nothing (SPEC §2, §3).
     func create(
         _ request: Request,
-        fields makeFields: ([String: JSONValue], String) throws -> Resource.Fields
+        fields makeFields: (JSONObject, String) throws -> Resource.Fields
     ) async throws -> Response {
         let (objects, isArray) = try RequestBody.objects(request)
         var allFields: [Resource.Fields] = []

@@ -19,7 +19,7 @@ enum RequestBody {
     }
 
     /// The body as one JSON object.
-    static func object(_ request: Request, accepting mediaTypes: [String] = [json]) throws -> [String: JSONValue] {
+    static func object(_ request: Request, accepting mediaTypes: [String] = [json]) throws -> JSONObject {
         let value = try parse(request, accepting: mediaTypes)
         guard case .object(let members) = value else {
             throw APIError.malformedBody("the body must be a JSON object, not \(value.typeName)")
@@ -28,7 +28,7 @@ enum RequestBody {
     }
 
     /// The body as one object or an array of objects (a bulk create, SPEC §2/§3).
-    static func objects(_ request: Request) throws -> (records: [[String: JSONValue]], isArray: Bool) {
+    static func objects(_ request: Request) throws -> (records: [JSONObject], isArray: Bool) {
         switch try parse(request) {
         case .object(let members):
             return ([members], false)

@@ -12,7 +12,7 @@ protocol TypedResource: Sendable {
     static var recordName: String { get }
 
     /// Validates a body object; `fieldPrefix` names the record within an array body.
-    static func fields(from members: [String: JSONValue], mode: WriteMode, fieldPrefix: String) throws -> Fields
+    static func fields(from members: JSONObject, mode: WriteMode, fieldPrefix: String) throws -> Fields
     static func id(of fields: Fields) -> Int64?
 
     static func list(for request: Request) throws -> Query

@@ -20,7 +20,7 @@ struct TransactionFields: Sendable {
     /// `categoryIDFromPath` is the category of a nested route (`POST /categories/:id/transactions`): it wins
     /// over the body, so the body need not repeat it.
     init(
-        _ members: [String: JSONValue],
+        _ members: JSONObject,
         mode: WriteMode,
         categoryIDFromPath: Int64? = nil,
         fieldPrefix: String = ""

@@ -6,7 +6,7 @@ struct Transactions: TypedResource {
     static let collection = "transactions"
     static let recordName = "transaction"
 
-    static func fields(from members: [String: JSONValue], mode: WriteMode, fieldPrefix: String) throws -> TransactionFields {
+    static func fields(from members: JSONObject, mode: WriteMode, fieldPrefix: String) throws -> TransactionFields {
         try TransactionFields(members, mode: mode, fieldPrefix: fieldPrefix)
     }
 
