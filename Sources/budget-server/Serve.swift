@@ -18,6 +18,18 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "PostgreSQL connections in the pool (env POOL_SIZE, default 8).")
     var poolSize: Int?
 
+    @Flag(help: "Refuse every write with 403, like json-server --read-only.")
+    var readOnly = false
+
+    @Option(name: .customLong("cors-origin"), help: "An origin browsers may call from (repeatable; default: every origin).")
+    var corsOrigins: [String] = []
+
+    @Option(help: "Delay every answer by this many milliseconds, like a slow network (at most 10000).")
+    var delay: Int = 0
+
+    @Flag(help: "Allow PUT /db to replace the whole database (for client test suites).")
+    var allowReset = false
+
     @OptionGroup var database: DatabaseOptions
 
     /// How long in-flight requests may take to finish after a stop signal (SPEC §6).
@@ -37,6 +49,13 @@ struct Serve: AsyncParsableCommand {
         let poolSize = try Setting.resolve(poolSize, environment: "POOL_SIZE", default: 8)
         guard (1...1000).contains(poolSize) else { throw ValidationError("--pool-size must be between 1 and 1000") }
 
+        guard (0...10_000).contains(delay) else { throw ValidationError("--delay must be between 0 and 10000 ms") }
+        var options = BudgetApp.Options()
+        options.isReadOnly = readOnly
+        options.allowsReset = allowReset
+        options.corsOrigins = corsOrigins.isEmpty ? nil : Set(corsOrigins)
+        options.delay = .milliseconds(delay)
+
         let location = try DatabaseLocation.resolve(database, logger: logger)
         defer { location.close(logger: logger) }
         let migrator = Migrator(directory: try database.resolvedMigrationsDirectory(), logger: logger)
@@ -45,7 +64,7 @@ struct Serve: AsyncParsableCommand {
         let pool = ConnectionPool(configuration: PoolConfiguration(url: location.url, size: poolSize), logger: logger)
         let server = Server(
             configuration: configuration,
-            handler: BudgetApp.makeHandler(pool: pool, migrator: migrator, logger: logger),
+            handler: BudgetApp.makeHandler(pool: pool, migrator: migrator, options: options, logger: logger),
             logger: logger
         )
         let boundPort = try server.start()

@@ -19,7 +19,11 @@ final class TestApp: Sendable {
         return logger
     }()
 
-    init(databaseURL: String? = nil, poolConfiguration: (String) -> PoolConfiguration = { PoolConfiguration(url: $0, size: 4) }) async throws {
+    init(
+        databaseURL: String? = nil,
+        options: BudgetApp.Options = BudgetApp.Options(),
+        poolConfiguration: (String) -> PoolConfiguration = { PoolConfiguration(url: $0, size: 4) }
+    ) async throws {
         let url: String
         if let databaseURL { url = databaseURL } else { url = try await TestDatabase.fresh() }
         self.databaseURL = url
@@ -30,7 +34,7 @@ final class TestApp: Sendable {
         configuration.limits.requestTimeout = .seconds(2)
         server = Server(
             configuration: configuration,
-            handler: BudgetApp.makeHandler(pool: pool, migrator: migrator, logger: Self.logger),
+            handler: BudgetApp.makeHandler(pool: pool, migrator: migrator, options: options, logger: Self.logger),
             logger: Self.logger
         )
         port = try server.start()
@@ -69,10 +73,11 @@ final class TestApp: Sendable {
     /// Runs `body` against a fresh app and stops it afterwards, also when the body throws.
     static func with(
         databaseURL: String? = nil,
+        options: BudgetApp.Options = BudgetApp.Options(),
         poolConfiguration: (String) -> PoolConfiguration = { PoolConfiguration(url: $0, size: 4) },
         _ body: (TestApp) async throws -> Void
     ) async throws {
-        let app = try await TestApp(databaseURL: databaseURL, poolConfiguration: poolConfiguration)
+        let app = try await TestApp(databaseURL: databaseURL, options: options, poolConfiguration: poolConfiguration)
         do {
             try await body(app)
         } catch {
