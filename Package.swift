@@ -1,7 +1,7 @@
 // swift-tools-version: 6.0
 import PackageDescription
 
-// Dependencies point one way: Sockets ← HTTPServer, CLibPQ ← Postgres, and BudgetAPI on top of
+// Dependencies point one way: CLinux ← Sockets ← HTTPServer, CLibPQ ← Postgres, and BudgetAPI on top of
 // both. HTTPServer knows nothing of budgets; Postgres knows nothing of HTTP. No SwiftNIO anywhere.
 let package = Package(
     name: "budget-server",
@@ -20,7 +20,9 @@ let package = Package(
             pkgConfig: "libpq",
             providers: [.apt(["libpq-dev"]), .brew(["libpq"])]
         ),
-        .target(name: "Sockets"),
+        // epoll, eventfd and accept4, which Swift's Glibc module leaves out.
+        .target(name: "CLinux"),
+        .target(name: "Sockets", dependencies: ["CLinux"]),
         .target(
             name: "HTTPServer",
             dependencies: [

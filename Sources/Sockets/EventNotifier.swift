@@ -1,3 +1,5 @@
+import CLinux
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -9,7 +11,7 @@ public struct EventNotifier: Sendable {
     public let descriptor: Int32
 
     public init() throws(SocketError) {
-        let fd = LinuxCalls.eventFD(0, LinuxCalls.nonBlocking | LinuxCalls.closeOnExec)
+        let fd = eventfd(0, Int32(EFD_NONBLOCK | EFD_CLOEXEC))
         guard fd >= 0 else { throw .lastError("eventfd") }
         descriptor = fd
     }

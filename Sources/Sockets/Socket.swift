@@ -1,3 +1,4 @@
+import CLinux
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -60,7 +61,7 @@ public struct Socket: Sendable, Hashable {
     /// Accepts one pending connection as a non-blocking socket, or returns nil when none is waiting.
     public func accept() throws(SocketError) -> Socket? {
         while true {
-            let fd = LinuxCalls.accept4(descriptor, nil, nil, Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue))
+            let fd = clinux_accept4(descriptor, nil, nil, Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue))
             if fd >= 0 { return Socket(descriptor: fd) }
             let error = SocketError.lastError("accept4")
             if error.errno == EINTR { continue }
