@@ -1,0 +1,74 @@
+/// How the field names of a query map to SQL: typed resources give an allow-list, generic collections a jsonb column.
+protocol FieldCatalog: Sendable {
+    /// The SQL for a (possibly dotted) field; typed catalogs throw 400 listing the known fields for an unknown one.
+    func field(_ path: [String]) throws -> FieldReference
+    /// Where `q=` looks: a document reference with an empty path searches every string and number in the record.
+    var searchableFields: [FieldReference] { get }
+}
+
+/// A field resolved to SQL. Column SQL is program text from an allow-list; document paths are always bound.
+enum FieldReference: Sendable, Equatable {
+    /// A column (or expression) the program wrote, with the type its comparisons follow.
+    case column(sql: String, type: ColumnType)
+    /// A member of a jsonb column, reached with `column #> path` where `path` is a bound text[].
+    case document(column: String, path: [String])
+}
+
+/// The SQL types a typed field can have; each decides how query text is read (SPEC §4: by the value's type).
+enum ColumnType: Sendable, Equatable {
+    case integer, money, text, date, timestamp, boolean
+
+    /// The SQL type the bound query text is cast to.
+    var sqlName: String {
+        switch self {
+        case .integer: "bigint"
+        case .money: "numeric"
+        case .text: "text"
+        case .date: "date"
+        case .timestamp: "timestamptz"
+        case .boolean: "boolean"
+        }
+    }
+}
+
+/// The catalog of a generic collection: every field is a path into one jsonb column.
+struct DocumentCatalog: FieldCatalog {
+    /// The jsonb column, qualified by the caller's alias, e.g. `d.doc`.
+    let column: String
+
+    func field(_ path: [String]) throws -> FieldReference {
+        .document(column: column, path: path)
+    }
+
+    var searchableFields: [FieldReference] { [.document(column: column, path: [])] }
+}
+
+/// The catalog of a typed resource: an allow-list of fields, each one column of known type.
+struct ColumnCatalog: FieldCatalog {
+    /// One field a client may name, and the SQL it stands for.
+    struct Column: Sendable {
+        var name: String
+        var sql: String
+        var type: ColumnType
+    }
+
+    /// The record's name in messages, e.g. `transaction`.
+    let recordName: String
+    let columns: [Column]
+    /// The fields `q=` searches, by name (the text-ish ones: titles, notes).
+    let searchable: [String]
+
+    func field(_ path: [String]) throws -> FieldReference {
+        let name = path.joined(separator: ".")
+        guard let column = columns.first(where: { $0.name == name }) else {
+            // SPEC §4: on typed resources an unknown field is a 400 that lists the known fields.
+            let known = columns.map(\.name).joined(separator: ", ")
+            throw APIError.malformedQuery("unknown field '\(name)' for a \(recordName); known fields: \(known)")
+        }
+        return .column(sql: column.sql, type: column.type)
+    }
+
+    var searchableFields: [FieldReference] {
+        columns.filter { searchable.contains($0.name) }.map { .column(sql: $0.sql, type: $0.type) }
+    }
+}

@@ -1,0 +1,85 @@
+import Postgres
+
+/// A `ListQuery` checked against a `FieldCatalog` and turned into SQL pieces with bound parameters.
+///
+/// Field names never become SQL text: typed fields come from the catalog's allow-list, generic ones are bound
+/// text[] paths. `selectPage` assembles the usual list statement; callers with other needs use the pieces.
+struct ListPlan: Sendable {
+    /// A boolean SQL expression; `TRUE` when nothing is filtered.
+    var condition: Query
+    /// ORDER BY items for `_sort`; nil means the caller's default order alone.
+    var ordering: Query?
+    /// How many records to answer; nil means all.
+    var limit: Int?
+    /// How many matching records to skip; for the 1.x envelope this is the requested page's offset, before
+    /// clamping to the last page (`selectPage` clamps in SQL, `ListResponse.envelope` the same way).
+    var offset: Int
+    /// Regular expressions or substring search are present: run under a short statement timeout (SPEC §4).
+    var usesPatterns: Bool
+    /// What the answer must carry besides the records: X-Total-Count, Link, or the envelope.
+    var pagination: Pagination
+
+    init(_ query: ListQuery, catalog: some FieldCatalog) throws {
+        var usesPatterns = false
+        var condition = try Self.sql(for: query.filter, catalog: catalog, usesPatterns: &usesPatterns)
+        if let search = query.search {
+            usesPatterns = true
+            // json-server 0.17's q is a case-insensitive substring; % and _ in it are plain characters.
+            let pattern = "%" + LikePattern.escaped(search) + "%"
+            let tests = catalog.searchableFields.map { reference -> Query in
+                switch reference {
+                case .column(let sql, _): return ColumnConditions.search(sql: sql, pattern: pattern)
+                case .document(let column, let path): return DocumentConditions.search(column: column, path: path, pattern: pattern)
+                }
+            }
+            let searchCondition: Query = tests.isEmpty ? "FALSE" : "(" + Query.joined(tests, separator: " OR ") + ")"
+            condition = query.filter == .all([]) ? searchCondition : "\(condition) AND \(searchCondition)"
+        }
+        self.condition = condition
+        self.usesPatterns = usesPatterns
+        let sortItems = try query.sort.map { key -> Query in
+            let expression: Query = switch try catalog.field(key.path) {
+            case .column(let sql, _): Query(unsafeSQL: sql)
+            // jsonb ordering compares numbers numerically and strings as text, so views=9 sorts before views=10.
+            case .document(let column, let path): "(\(unsafeSQL: column) #> \(path)::text[])"
+            }
+            // Records without the field go last either way, as they carry no value to place.
+            return expression + Query(unsafeSQL: key.isDescending ? " DESC NULLS LAST" : " ASC NULLS LAST")
+        }
+        ordering = sortItems.isEmpty ? nil : Query.joined(sortItems, separator: ", ")
+        pagination = query.pagination
+        switch query.pagination {
+        case .none: (limit, offset) = (nil, 0)
+        case .slice(let start, let end): (limit, offset) = (end.map { $0 - start }, start)
+        case .page(let number, let size): (limit, offset) = (size, (number - 1) * size)
+        case .envelope(let page, let perPage): (limit, offset) = (perPage, (page - 1) * perPage)
+        }
+    }
+
+    /// The ORDER BY list: the `_sort` keys, then `tieBreak` (the caller's default order, e.g. `d.position`),
+    /// so equal sort values keep a stable order from page to page.
+    func orderBy(tieBreak: String) -> Query {
+        guard let ordering else { return Query(unsafeSQL: tieBreak) }
+        return ordering + Query(unsafeSQL: ", \(tieBreak)")
+    }
+
+    private static func sql(for filter: Filter, catalog: some FieldCatalog, usesPatterns: inout Bool) throws -> Query {
+        switch filter {
+        case .all(let parts), .any(let parts):
+            let isAll = if case .all = filter { true } else { false }
+            if parts.isEmpty { return isAll ? "TRUE" : "FALSE" }
+            let sqlParts = try parts.map { try sql(for: $0, catalog: catalog, usesPatterns: &usesPatterns) }
+            if sqlParts.count == 1 { return sqlParts[0] }
+            return "(" + Query.joined(sqlParts, separator: isAll ? " AND " : " OR ") + ")"
+        case .comparison(let comparison):
+            if comparison.op == .like { usesPatterns = true }
+            switch try catalog.field(comparison.path) {
+            case .column(let sql, let type):
+                return try ColumnConditions.condition(
+                    sql: sql, type: type, field: comparison.path.joined(separator: "."), op: comparison.op, value: comparison.value)
+            case .document(let column, let path):
+                return DocumentConditions.condition(column: column, path: path, op: comparison.op, value: comparison.value)
+            }
+        }
+    }
+}

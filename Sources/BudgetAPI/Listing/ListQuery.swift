@@ -1,0 +1,76 @@
+/// What a list request asked for (SPEC §4), parsed from the query items; field names are still unchecked text.
+///
+/// `ListQuery.parse` reads both json-server dialects into this one shape; `ListPlan` later checks the field
+/// names against a `FieldCatalog` and turns the whole thing into SQL.
+struct ListQuery: Sendable, Equatable {
+    /// Which records to answer; `.all([])` keeps every record.
+    var filter: Filter = .all([])
+    /// The `q=` text: a case-insensitive substring looked for in every string and number of a record.
+    var search: String?
+    /// `_sort`/`_order` (0.17) or `_sort=-field` (1.x), most significant first.
+    var sort: [SortKey] = []
+    var pagination: Pagination = .none
+    /// `_embed` values (comma-separated or repeated), e.g. `comments` on /posts or `post` on /comments (1.x).
+    var embeds: [String] = []
+    /// `_expand` values, e.g. `post` on /comments (0.17).
+    var expands: [String] = []
+}
+
+/// A boolean combination of field comparisons.
+indirect enum Filter: Sendable, Equatable {
+    /// Every part must hold; an empty list holds for every record.
+    case all([Filter])
+    /// At least one part must hold; an empty list holds for none.
+    case any([Filter])
+    case comparison(Comparison)
+}
+
+/// One test of one field, e.g. `views >= 10` or `author.name ~* 'typi'`.
+struct Comparison: Sendable, Equatable {
+    /// The field's path in the record: `author.name` is `["author", "name"]`, `tags[0]` is `["tags", "0"]`.
+    var path: [String]
+    var op: ComparisonOperator
+    var value: FilterValue
+}
+
+/// The operators of both dialects; `in` is not here because parsing turns it into an `.any` of `.eq`.
+enum ComparisonOperator: String, Sendable, Equatable, CaseIterable {
+    case eq, ne, lt, lte, gt, gte
+    /// json-server 0.17's `_like`: a case-insensitive regular expression.
+    case like
+    /// json-server 1.x's case-insensitive substring tests.
+    case contains, startsWith, endsWith
+
+    /// Whether repeating the parameter means AND rather than OR.
+    ///
+    /// json-server 0.17 ORs repeated values of a parameter except `_ne`, which it ANDs
+    /// (`id_ne=1&id_ne=2` excludes both); the 1.x operators follow the same rule.
+    var repeatsAsConjunction: Bool { self == .ne }
+}
+
+/// A value a field is compared with: query text (typed later by the field it meets) or JSON null from `_where`.
+enum FilterValue: Sendable, Equatable {
+    case text(String)
+    case null
+}
+
+/// One sort key: a field path and its direction.
+struct SortKey: Sendable, Equatable {
+    var path: [String]
+    var isDescending: Bool
+}
+
+/// How much of the matching list to answer, and in which shape.
+enum Pagination: Sendable, Equatable {
+    /// Every matching record, as a plain array.
+    case none
+    /// `_start`/`_end`/`_limit` (0.17): records `start..<end` (to the end when `end` is nil), with `X-Total-Count`.
+    case slice(start: Int, end: Int?)
+    /// `_page` with `_limit` (0.17, default 10 a page): an array with `X-Total-Count` and `Link`.
+    case page(number: Int, size: Int)
+    /// `_per_page` (1.x): the envelope `{"first":…,"data":[…]}`; the page is clamped to the pages that exist.
+    case envelope(page: Int, perPage: Int)
+
+    /// json-server 0.17's page size when `_page` comes without `_limit`; also 1.x's `_per_page` default.
+    static let defaultPageSize = 10
+}
