@@ -34,6 +34,7 @@ public enum BudgetApp {
         RecordRoutes<Categories>(database: database).register(in: &router)
         CategoryTransactionRoutes(database: database).register(in: &router)
         RecordRoutes<Transactions>(database: database).register(in: &router)
+        CollectionRoutes(database: database, allowReset: options.allowsReset).register(in: &router)
         // Outermost first: the access log sees the final status; CORS headers reach error answers too;
         // preflights pass read-only mode; database errors get their meaning before anyone else sees them.
         var middleware: [any Middleware] = [

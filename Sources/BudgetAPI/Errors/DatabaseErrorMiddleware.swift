@@ -26,8 +26,15 @@ extension APIError {
             self = .conflict(field: "title", detail: "a category with this title already exists (titles are compared ignoring case)")
         case (SQLState.uniqueViolation, "categories_pkey"), (SQLState.uniqueViolation, "transactions_pkey"):
             self = .conflict(field: "id", detail: "this id is already taken")
+        case (SQLState.uniqueViolation, "documents_pkey"):
+            self = .conflict(field: "id", detail: "this collection already has a record with this id")
+        case (SQLState.uniqueViolation, "collections_pkey"):
+            self = .conflict(field: "name", detail: "a collection with this name already exists")
         case (SQLState.foreignKeyViolation, "transactions_category_id_fkey"):
             self = .invalidFields([.init(field: "categoryId", message: "no category has this id")])
+        case (SQLState.invalidRegularExpression, _):
+            // SPEC §3: an invalid `_like` (or `:like`) pattern is the client's mistake, a 400, not json-server's 500.
+            self = .malformedQuery("a _like pattern is not a valid regular expression (\(error.message ?? "rejected by PostgreSQL"))")
         case (SQLState.serializationFailure, _), (SQLState.deadlockDetected, _):
             self = .conflict(field: "id", detail: "a concurrent write touched the same records; retry the request")
         default:

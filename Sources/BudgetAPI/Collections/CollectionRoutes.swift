@@ -1,0 +1,136 @@
+import HTTPServer
+import Postgres
+
+/// The json-server routes of the generic collections (SPEC §3): plural and singular resources, nested
+/// children, and the whole database at `/db`.
+///
+/// Registered after the typed routes: the router prefers literal segments, so `/categories…` stays typed
+/// and only names without routes of their own reach these patterns.
+struct CollectionRoutes: Sendable {
+    let database: Database
+    /// Whether `PUT /db` may replace everything (`--allow-reset`, for client test suites).
+    let allowReset: Bool
+
+    func register(in router: inout Router) {
+        WholeDatabaseRoutes(database: database, allowReset: allowReset).register(in: &router)
+        router.get("/:name") { request in try await readCollection(request) }
+        router.post("/:name") { request in try await create(request) }
+        router.put("/:name") { request in try await writeSingular(request, isMerge: false) }
+        router.patch("/:name") { request in try await writeSingular(request, isMerge: true) }
+        router.get("/:name/:id") { request in try await find(request) }
+        router.put("/:name/:id") { request in try await replace(request) }
+        router.patch("/:name/:id") { request in try await merge(request) }
+        router.delete("/:name/:id") { request in try await delete(request) }
+        NestedCollectionRoutes(database: database).register(in: &router)
+    }
+
+    /// A plural collection's records in creation order, or a singular resource's object.
+    func readCollection(_ request: Request) async throws -> Response {
+        let name = try request.parameters.require("name")
+        let query = try CollectionListing(request: request)
+        return try await database.transaction { connection in
+            let store = DocumentStore(connection: connection)
+            switch try store.kind(of: name) {
+            case .plural: return try query.response(listing: name, on: connection)
+            case .singular: return .json(try store.singular(name))
+            }
+        }
+    }
+
+    /// POST: creates one record or, from an array, all of them or none; on a singular resource, replaces it.
+    func create(_ request: Request) async throws -> Response {
+        let name = try request.parameters.require("name")
+        let (records, isArray) = try RequestBody.objects(request)
+        return try await database.transaction { connection in
+            let store = DocumentStore(connection: connection)
+            if try store.kind(of: name) == .singular {
+                guard !isArray else { throw APIError.malformedBody("\(name) is a singular resource; send one JSON object") }
+                // json-server 0.17 answers a POST on a singular resource with 201.
+                var response = Response.json(try store.replaceSingular(name, with: records[0]), status: .created)
+                response.headers.replaceOrAdd("Location", "/\(name)")
+                return response
+            }
+            let created = try records.map { try store.create($0, in: name) }
+            guard isArray else { return Self.created(created[0].body, at: "/\(name)/\(created[0].id.pathSegment)") }
+            return .json(JSONArray.joining(created.map(\.body)), status: .created)
+        }
+    }
+
+    func find(_ request: Request) async throws -> Response {
+        let (name, key) = try Self.recordPath(request)
+        return try await database.transaction { connection in
+            try DocumentStore(connection: connection).requirePlural(name)
+            guard let body = try connection.json(DocumentQueries.find(key, in: name)) else {
+                throw CollectionError.recordNotFound(collection: name, key: key)
+            }
+            return .json(body)
+        }
+    }
+
+    /// PUT: replaces the record, or creates it under the path's id (201) so offline clients can push theirs.
+    func replace(_ request: Request) async throws -> Response {
+        let (name, key) = try Self.recordPath(request)
+        let members = try RequestBody.object(request)
+        return try await database.transaction { connection in
+            let store = DocumentStore(connection: connection)
+            try store.requirePlural(name)
+            let (isCreated, body) = try store.replace(key, in: name, with: members)
+            return isCreated ? Self.created(body, at: "/\(name)/\(DocumentID(pathSegment: key).pathSegment)") : .json(body)
+        }
+    }
+
+    /// PATCH: a shallow merge (application/json, or RFC 7396 merge-patch+json where null removes a member).
+    func merge(_ request: Request) async throws -> Response {
+        let (name, key) = try Self.recordPath(request)
+        let patch = try RequestBody.object(request, accepting: [RequestBody.json, RequestBody.mergePatch])
+        let nullRemoves = request.contentType == RequestBody.mergePatch
+        return try await database.transaction { connection in
+            let store = DocumentStore(connection: connection)
+            try store.requirePlural(name)
+            guard let body = try store.merge(key, in: name, patch: patch, nullRemoves: nullRemoves) else {
+                throw CollectionError.recordNotFound(collection: name, key: key)
+            }
+            return .json(body)
+        }
+    }
+
+    /// DELETE: answers the record as it was, and deletes the records that name it (json-server 0.17).
+    func delete(_ request: Request) async throws -> Response {
+        let (name, key) = try Self.recordPath(request)
+        return try await database.transaction { connection in
+            let store = DocumentStore(connection: connection)
+            try store.requirePlural(name)
+            guard let body = try store.delete(key, in: name) else {
+                throw CollectionError.recordNotFound(collection: name, key: key)
+            }
+            return .json(body)
+        }
+    }
+
+    /// PUT or PATCH on `/:name`: only a singular resource is written whole; a plural one needs a record id.
+    func writeSingular(_ request: Request, isMerge: Bool) async throws -> Response {
+        let name = try request.parameters.require("name")
+        let accepted = isMerge ? [RequestBody.json, RequestBody.mergePatch] : [RequestBody.json]
+        let members = try RequestBody.object(request, accepting: accepted)
+        let nullRemoves = request.contentType == RequestBody.mergePatch
+        return try await database.transaction { connection in
+            let store = DocumentStore(connection: connection)
+            guard try store.kind(of: name) == .singular else { throw CollectionError.pluralNeedsRecordID(name) }
+            if isMerge, let body = try store.merge("", in: name, patch: members, nullRemoves: nullRemoves) {
+                return .json(body)
+            }
+            return .json(try store.replaceSingular(name, with: members))
+        }
+    }
+
+    static func created(_ body: [UInt8], at location: String) -> Response {
+        var response = Response.json(body, status: .created)
+        response.headers.replaceOrAdd("Location", location)
+        return response
+    }
+
+    /// The collection name and record key of `/:name/:id`.
+    private static func recordPath(_ request: Request) throws -> (name: String, key: String) {
+        (try request.parameters.require("name"), try request.parameters.require("id"))
+    }
+}

@@ -1,0 +1,86 @@
+import Postgres
+
+/// The SQL behind the generic collections; the only place that knows the `collections` and `documents` columns.
+///
+/// Bodies go in as the exact JSON text `JSONWriter` wrote and come out as `documents.body` (json, not jsonb),
+/// so member order and every digit survive; `doc` (jsonb) serves the filters and containment tests.
+enum DocumentQueries {
+    static func kind(of collection: String) -> Query {
+        "SELECT kind FROM collections WHERE name = \(collection)"
+    }
+
+    /// Every collection name in the order the collections were defined.
+    static let names: Query = "SELECT name FROM collections ORDER BY created_at, name"
+
+    /// Defines a collection; `clock_timestamp()` rather than `now()` keeps a seed file's order within one transaction.
+    static func define(_ collection: String, kind: CollectionKind, nextID: Int64) -> Query {
+        """
+        INSERT INTO collections (name, kind, next_id, created_at)
+        VALUES (\(collection), \(kind.rawValue), \(nextID), clock_timestamp())
+        """
+    }
+
+    /// Takes the next server id; the UPDATE holds the row lock until commit, so concurrent POSTs never share one.
+    static func takeNextID(in collection: String) -> Query {
+        "UPDATE collections SET next_id = next_id + 1 WHERE name = \(collection) RETURNING next_id - 1"
+    }
+
+    /// Moves the next server id past an integer id a client chose, so it is never handed out again.
+    static func reserve(_ id: Int64, in collection: String) -> Query {
+        "UPDATE collections SET next_id = greatest(next_id, \(id) + 1) WHERE name = \(collection)"
+    }
+
+    static func insert(_ body: JSONObject, key: String, into collection: String) -> Query {
+        """
+        INSERT INTO documents (collection, id, body)
+        VALUES (\(collection), \(key), \(JSONWriter.string(.object(body)))::json)
+        RETURNING body
+        """
+    }
+
+    /// The record's body; `lockingIt` holds the row until commit so a read-modify-write loses no update.
+    static func find(_ key: String, in collection: String, lockingIt: Bool = false) -> Query {
+        let lock = lockingIt ? " FOR UPDATE" : ""
+        return "SELECT body FROM documents WHERE collection = \(collection) AND id = \(key)\(unsafeSQL: lock)"
+    }
+
+    /// Writes a new body; every write counts in `version` and `updated_at`, which sync builds on (SPEC §5).
+    static func update(_ key: String, in collection: String, to body: JSONObject) -> Query {
+        """
+        UPDATE documents
+        SET body = \(JSONWriter.string(.object(body)))::json, version = version + 1, updated_at = now()
+        WHERE collection = \(collection) AND id = \(key)
+        RETURNING body
+        """
+    }
+
+    static func delete(_ key: String, in collection: String) -> Query {
+        "DELETE FROM documents WHERE collection = \(collection) AND id = \(key) RETURNING body"
+    }
+
+    /// Deletes, in every plural collection, the records whose `field` names `id` (json-server's dependents).
+    static func deleteReferencing(_ id: DocumentID, field: String) -> Query {
+        """
+        DELETE FROM documents d USING collections c
+        WHERE c.name = d.collection AND c.kind = 'plural' AND \(references(id, field: field))
+        """
+    }
+
+    /// True for a record `d` whose `field` is `id` as a number or as a string, as JavaScript's `==` compares.
+    ///
+    /// Containment (`@>`) lets the GIN index on `doc` find the records.
+    static func references(_ id: DocumentID, field: String) -> Query {
+        let asString = JSONWriter.string(.object([field: .string(id.key)]))
+        guard case .number = DocumentID(pathSegment: id.key).value else {
+            return "d.doc @> \(asString)::jsonb"
+        }
+        let asNumber = JSONWriter.string(.object([field: .number(id.key)]))
+        return "(d.doc @> \(asNumber)::jsonb OR d.doc @> \(asString)::jsonb)"
+    }
+}
+
+/// What a collection holds: an array of records, or one object such as `/profile`.
+enum CollectionKind: String, Sendable {
+    case plural
+    case singular
+}

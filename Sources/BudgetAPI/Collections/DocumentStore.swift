@@ -1,0 +1,114 @@
+import Postgres
+
+/// Reads and writes generic records on one connection, inside the caller's database transaction.
+///
+/// Bodies that change are read, changed in Swift and written back whole: jsonb would reorder members and
+/// normalize numbers, and SPEC §3 wants records back exactly as written.
+struct DocumentStore {
+    let connection: Connection
+
+    /// Every name that answers as a collection: the typed ones, then the generic ones in definition order.
+    func allNames() throws -> [String] {
+        CollectionNames.typed + (try connection.query(DocumentQueries.names).map { try $0.decode(String.self, at: 0) })
+    }
+
+    /// The collection's kind; a name no seed defined is a 404 listing the names that exist.
+    func kind(of collection: String) throws -> CollectionKind {
+        let result = try connection.query(DocumentQueries.kind(of: collection))
+        guard result.count > 0, let kind = CollectionKind(rawValue: try result[0].decode(String.self, at: 0)) else {
+            throw CollectionError.unknownCollection(collection, existing: try allNames())
+        }
+        return kind
+    }
+
+    /// Checks that `collection` exists and holds records rather than one singular object.
+    func requirePlural(_ collection: String) throws {
+        if try kind(of: collection) == .singular { throw CollectionError.singularHasNoRecords(collection) }
+    }
+
+    /// Creates a record under the client's id, or the next integer id when it gave none (SPEC §3).
+    func create(_ members: JSONObject, in collection: String) throws -> (id: DocumentID, body: [UInt8]) {
+        let id: DocumentID
+        if let chosen = try members.documentID() {
+            id = chosen
+        } else {
+            let next = try connection.query(DocumentQueries.takeNextID(in: collection))[0].decode(Int64.self, at: 0)
+            id = DocumentID(pathSegment: String(next))
+        }
+        return (id, try insert(members.settingID(id), id: id, into: collection))
+    }
+
+    /// Inserts a body that already carries `id`; a taken id fails on `documents_pkey` (409).
+    func insert(_ body: JSONObject, id: DocumentID, into collection: String) throws -> [UInt8] {
+        if let number = id.positiveInteger {
+            try connection.execute(DocumentQueries.reserve(number, in: collection))
+        }
+        return try connection.json(DocumentQueries.insert(body, key: id.key, into: collection)) ?? []
+    }
+
+    /// The stored record, parsed; nil when there is none.
+    func find(_ key: String, in collection: String, lockingIt: Bool = false) throws -> JSONObject? {
+        guard let bytes = try connection.json(DocumentQueries.find(key, in: collection, lockingIt: lockingIt)) else {
+            return nil
+        }
+        guard case .object(let members) = try JSONParser.parse(bytes) else {
+            preconditionFailure("documents_body_is_object lets only objects in")
+        }
+        return members
+    }
+
+    /// PUT: replaces the record, or creates it under the path's id; `isCreated` says which.
+    func replace(_ pathKey: String, in collection: String, with members: JSONObject) throws -> (isCreated: Bool, body: [UInt8]) {
+        let given = try members.documentID()
+        if let given, given.key != pathKey { throw CollectionError.idMismatch(pathKey: pathKey) }
+        guard let stored = try find(pathKey, in: collection, lockingIt: true) else {
+            let id = given ?? DocumentID(pathSegment: pathKey)
+            return (true, try insert(members.settingID(id), id: id, into: collection))
+        }
+        // The id keeps the JSON type it was stored with unless the body states it.
+        let id = given ?? stored["id"].flatMap(DocumentID.init) ?? DocumentID(pathSegment: pathKey)
+        return (false, try update(pathKey, in: collection, to: members.settingID(id)))
+    }
+
+    /// PATCH: a shallow merge keeping old members in place and appending new ones; nil when the record is missing.
+    ///
+    /// A singular resource has the empty key, and its `id`, if any, is an ordinary member.
+    ///
+    /// `nullRemoves` is RFC 7396's reading of `null` (merge-patch+json); plain JSON stores the null, as
+    /// json-server's `Object.assign` does.
+    func merge(_ pathKey: String, in collection: String, patch: JSONObject, nullRemoves: Bool) throws -> [UInt8]? {
+        if !pathKey.isEmpty, let given = try patch.documentID(), given.key != pathKey {
+            throw CollectionError.idMismatch(pathKey: pathKey)
+        }
+        guard var merged = try find(pathKey, in: collection, lockingIt: true) else { return nil }
+        for member in patch where member.name != "id" || pathKey.isEmpty {
+            merged[member.name] = nullRemoves && member.value == .null ? nil : member.value
+        }
+        return try update(pathKey, in: collection, to: merged)
+    }
+
+    func update(_ key: String, in collection: String, to body: JSONObject) throws -> [UInt8] {
+        try connection.json(DocumentQueries.update(key, in: collection, to: body)) ?? []
+    }
+
+    /// DELETE: removes the record and, in every collection, the records that name it by `<singular>Id`.
+    func delete(_ key: String, in collection: String) throws -> [UInt8]? {
+        guard let body = try connection.json(DocumentQueries.delete(key, in: collection)) else { return nil }
+        let field = CollectionNames.foreignKey(for: collection)
+        try connection.execute(DocumentQueries.deleteReferencing(DocumentID(pathSegment: key), field: field))
+        return body
+    }
+
+    /// A singular resource's object; `{}` if it was never written.
+    func singular(_ collection: String) throws -> [UInt8] {
+        try connection.json(DocumentQueries.find("", in: collection)) ?? Array("{}".utf8)
+    }
+
+    /// Replaces a singular resource's object, creating its row if a seed left none.
+    func replaceSingular(_ collection: String, with members: JSONObject) throws -> [UInt8] {
+        guard try find("", in: collection, lockingIt: true) != nil else {
+            return try connection.json(DocumentQueries.insert(members, key: "", into: collection)) ?? []
+        }
+        return try update("", in: collection, to: members)
+    }
+}

@@ -1,0 +1,141 @@
+import Postgres
+
+/// A db.json document checked and sorted into what goes where, before anything is written.
+///
+/// Every top-level array is a collection and every top-level object a singular resource (SPEC §1);
+/// `categories` and `transactions` go through the typed validation instead. All issues are collected, so an
+/// author fixes the file in one pass.
+struct SeedPlan {
+    /// A typed record with the bookkeeping an export wrote, so that export → seed → export is unchanged.
+    struct TypedRecord<Fields: Sendable>: Sendable {
+        var fields: Fields
+        var createdAt: Timestamp?
+        var updatedAt: Timestamp?
+        var version: Int32?
+        var path: String
+    }
+
+    struct Collection {
+        var name: String
+        var kind: CollectionKind
+        /// Bodies with their ids set; a singular resource has one body and the empty key.
+        var records: [(key: String, body: JSONObject)]
+        var nextID: Int64
+    }
+
+    private(set) var categories: [TypedRecord<CategoryFields>] = []
+    private(set) var transactions: [TypedRecord<TransactionFields>] = []
+    private(set) var collections: [Collection] = []
+    private var issues: [SeedError.Issue] = []
+
+    init(_ document: JSONValue) throws(SeedError) {
+        guard case .object(let members) = document else {
+            throw .invalid([.init(path: SeedPath.root, message: "must be a JSON object of collections, not \(document.typeName)")])
+        }
+        for (name, value) in members {
+            let path = SeedPath.member(SeedPath.root, name)
+            if CollectionNames.reserved.contains(name) {
+                issue(path, "'\(name)' is reserved for the server's own routes (\(CollectionNames.reserved.sorted().joined(separator: ", ")))")
+            } else if !CollectionNames.isWellFormed(name) {
+                issue(path, "a collection name is 1 to 100 letters, digits, '_' or '-'")
+            } else if name == Categories.collection {
+                categories = typedRecords(value, path: path) { try CategoryFields($0, mode: .complete) }
+            } else if name == Transactions.collection {
+                transactions = typedRecords(value, path: path) { try TransactionFields($0, mode: .complete) }
+            } else if case .object(let body) = value {
+                collections.append(Collection(name: name, kind: .singular, records: [("", body)], nextID: 1))
+            } else if case .array(let elements) = value {
+                collections.append(plural(name, elements, path: path))
+            } else {
+                issue(path, "must be an array (a collection) or an object (a singular resource), not \(value.typeName)")
+            }
+        }
+        guard issues.isEmpty else { throw .invalid(Array(issues.prefix(50))) }
+    }
+
+    private mutating func issue(_ path: String, _ message: String) {
+        issues.append(.init(path: path, message: message))
+    }
+
+    /// A plural collection: ids kept, missing ones numbered after the largest integer id, duplicates refused.
+    private mutating func plural(_ name: String, _ elements: [JSONValue], path: String) -> Collection {
+        var records: [(key: String, body: JSONObject, path: String)] = []
+        var firstPathOfKey: [String: String] = [:]
+        var largest: Int64 = 0
+        for (index, element) in elements.enumerated() {
+            let recordPath = SeedPath.element(path, index)
+            guard case .object(let body) = element else {
+                issue(recordPath, "record is not an object (it is \(element.typeName))")
+                continue
+            }
+            do {
+                let id = try body.documentID()
+                if let id, let earlier = firstPathOfKey.updateValue(recordPath, forKey: id.key) {
+                    issue(SeedPath.member(recordPath, "id"), "duplicate id \(id.key) (also at \(earlier))")
+                }
+                largest = max(largest, id?.positiveInteger ?? 0)
+                records.append((id?.key ?? "", body, recordPath))
+            } catch {
+                issue(SeedPath.member(recordPath, "id"), "must be an integer or a non-empty string")
+            }
+        }
+        var nextID = largest + 1
+        let numbered = records.map { record -> (key: String, body: JSONObject) in
+            guard record.key.isEmpty else { return (record.key, record.body) }
+            let id = DocumentID(pathSegment: String(nextID))
+            nextID += 1
+            return (id.key, record.body.settingID(id))
+        }
+        return Collection(name: name, kind: .plural, records: numbered, nextID: nextID)
+    }
+
+    /// Records of a typed table, validated by the API's own rules, with their bookkeeping members.
+    private mutating func typedRecords<Fields: Sendable>(
+        _ value: JSONValue,
+        path: String,
+        validate: (JSONObject) throws -> Fields
+    ) -> [TypedRecord<Fields>] {
+        guard case .array(let elements) = value else {
+            issue(path, "must be an array of records, not \(value.typeName)")
+            return []
+        }
+        var records: [TypedRecord<Fields>] = []
+        for (index, element) in elements.enumerated() {
+            let recordPath = SeedPath.element(path, index)
+            guard case .object(let members) = element else {
+                issue(recordPath, "record is not an object (it is \(element.typeName))")
+                continue
+            }
+            let createdAt = timestamp(members, "createdAt", path: recordPath)
+            let updatedAt = timestamp(members, "updatedAt", path: recordPath)
+            let version = self.version(members, path: recordPath)
+            do {
+                let fields = try validate(members)
+                records.append(TypedRecord(fields: fields, createdAt: createdAt, updatedAt: updatedAt, version: version, path: recordPath))
+            } catch APIError.invalidFields(let errors) {
+                for error in errors { issue(SeedPath.member(recordPath, error.field), error.message) }
+            } catch {
+                issue(recordPath, "\(error)")
+            }
+        }
+        return records
+    }
+
+    private mutating func timestamp(_ members: JSONObject, _ name: String, path: String) -> Timestamp? {
+        guard let value = members[name] else { return nil }
+        guard case .string(let text) = value, let timestamp = Timestamp(text) else {
+            issue(SeedPath.member(path, name), "must be a time such as 2026-11-21T08:00:00.000Z")
+            return nil
+        }
+        return timestamp
+    }
+
+    private mutating func version(_ members: JSONObject, path: String) -> Int32? {
+        guard let value = members["version"] else { return nil }
+        guard case .number(let literal) = value, let version = Int32(literal), version >= 1 else {
+            issue(SeedPath.member(path, "version"), "must be a positive integer")
+            return nil
+        }
+        return version
+    }
+}

@@ -1,0 +1,73 @@
+import Postgres
+
+/// Loads a json-server db.json into the database, all of it or nothing (SPEC §1, §3).
+///
+/// Blocking: every call runs libpq on the caller's thread, so call it from a command's main thread or
+/// inside `Database.transaction`, never directly on Swift's cooperative pool.
+public enum Seeder {
+    /// Records sent to PostgreSQL per statement: large seeds need few round trips, and no statement grows huge.
+    static let batchSize = 1000
+
+    /// True when no typed record and no generic collection exists: `serve --seed` loads only then.
+    public static func isDatabaseEmpty(_ connection: Connection) throws -> Bool {
+        try connection.query(SeedQueries.isEmpty)[0].decode(Bool.self, at: 0)
+    }
+
+    /// Parses and loads a db.json file's bytes; a non-empty database is left alone unless `replacing`.
+    @discardableResult
+    public static func load(_ bytes: [UInt8], into connection: Connection, replacing: Bool = false) throws -> SeedSummary {
+        let document: JSONValue
+        do {
+            document = try JSONParser.parse(bytes)
+        } catch {
+            throw SeedError.invalid([.init(path: SeedPath.root, message: "not valid JSON: \(error)")])
+        }
+        return try load(document, into: connection, replacing: replacing)
+    }
+
+    /// Loads a parsed db.json document in one transaction (a savepoint when the caller has one open).
+    @discardableResult
+    static func load(_ document: JSONValue, into connection: Connection, replacing: Bool) throws -> SeedSummary {
+        let plan = try SeedPlan(document)
+        return try connection.transaction { connection in
+            if replacing {
+                try connection.execute(script: SeedQueries.wipe)
+            } else if try !isDatabaseEmpty(connection) {
+                throw SeedError.databaseNotEmpty
+            }
+            try write(plan, on: connection)
+            return SeedSummary(plan)
+        }
+    }
+
+    private static func write(_ plan: SeedPlan, on connection: Connection) throws {
+        // Categories before transactions, whatever the file's order: a transaction needs its category.
+        for record in plan.categories { try insert(SeedQueries.insert(record), at: record.path, on: connection) }
+        for record in plan.transactions { try insert(SeedQueries.insert(record), at: record.path, on: connection) }
+        for collection in plan.collections {
+            try connection.execute(DocumentQueries.define(collection.name, kind: collection.kind, nextID: collection.nextID))
+            var start = 0
+            while start < collection.records.count {
+                let batch = collection.records[start..<min(start + batchSize, collection.records.count)]
+                try connection.execute(SeedQueries.insert(
+                    keys: batch.map(\.key),
+                    bodies: batch.map { JSONWriter.string(.object($0.body)) },
+                    into: collection.name
+                ))
+                start += batchSize
+            }
+        }
+    }
+
+    /// Runs one typed insert; a constraint it breaks becomes an issue at the record's path.
+    private static func insert(_ query: Query, at path: String, on connection: Connection) throws {
+        do {
+            try connection.execute(query)
+        } catch let error as PostgresError {
+            // The API's own reading of the constraint (409 title, 422 categoryId, …) names the field.
+            guard let meaning = APIError(translating: error), !error.isConnectionProblem else { throw error }
+            let issues = meaning.problem.errors.map { SeedError.Issue(path: SeedPath.member(path, $0.field), message: $0.message) }
+            throw SeedError.invalid(issues.isEmpty ? [.init(path: path, message: meaning.problem.detail ?? "rejected")] : issues)
+        }
+    }
+}

@@ -1,0 +1,33 @@
+import HTTPServer
+import Postgres
+
+/// `GET /db` (the whole database as db.json) and `PUT /db` (replace everything, with `--allow-reset`).
+struct WholeDatabaseRoutes: Sendable {
+    let database: Database
+    let allowReset: Bool
+
+    func register(in router: inout Router) {
+        router.get("/db") { _ in try await read() }
+        router.put("/db") { request in try await replace(request) }
+    }
+
+    /// One snapshot of every table, in the shape `budget-server export` prints.
+    func read() async throws -> Response {
+        .json(try await database.transaction { try Exporter.export($0) })
+    }
+
+    /// Replaces everything with the body, all or nothing; client test suites reset their remote this way.
+    func replace(_ request: Request) async throws -> Response {
+        // Refused before the body is read: without --allow-reset no body can matter.
+        guard allowReset else { throw CollectionError.resetNotAllowed }
+        let document = try RequestBody.parse(request)
+        guard case .object = document else {
+            throw APIError.malformedBody("the body must be a JSON object of collections, not \(document.typeName)")
+        }
+        let exported = try await database.transaction { connection in
+            try Seeder.load(document, into: connection, replacing: true)
+            return try Exporter.export(connection)
+        }
+        return .json(exported)
+    }
+}

@@ -1,0 +1,30 @@
+import ArgumentParser
+import BudgetAPI
+import Foundation
+import Logging
+import Postgres
+
+/// `budget-server export`: print the whole database as a db.json that `seed` loads back unchanged (SPEC §1).
+struct Export: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Print the whole database as a json-server db.json on standard output."
+    )
+
+    @OptionGroup var database: DatabaseOptions
+
+    func run() async throws {
+        try await OperatorError.explaining { try export() }
+    }
+
+    private func export() throws {
+        let logger = makeLogger(level: try database.resolvedLogLevel())
+        let location = try DatabaseLocation.resolve(database, logger: logger)
+        defer { location.close(logger: logger) }
+        let connection = try Connection.connect(to: location.url)
+        defer { connection.close() }
+        try Migrator(directory: try database.resolvedMigrationsDirectory(), logger: logger).migrate(on: connection)
+        // One transaction: a snapshot in which every transaction's category is present.
+        let bytes = try connection.transaction { try Exporter.export($0) }
+        FileHandle.standardOutput.write(Data(bytes + [UInt8(ascii: "\n")]))
+    }
+}

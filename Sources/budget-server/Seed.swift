@@ -1,0 +1,51 @@
+import ArgumentParser
+import BudgetAPI
+import Foundation
+import Logging
+import Postgres
+
+/// `budget-server seed FILE [--replace]`: load a json-server db.json, all of it or nothing (SPEC §1).
+struct Seed: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Load a json-server db.json into the database.",
+        discussion: """
+            Every top-level array becomes a collection and every top-level object a singular resource; \
+            categories and transactions go to their typed tables. An empty database is required unless \
+            --replace is given.
+            """
+    )
+
+    @Argument(help: "The db.json file to load.")
+    var file: String
+
+    @Flag(help: "Delete every record and collection first.")
+    var replace = false
+
+    @OptionGroup var database: DatabaseOptions
+
+    func run() async throws {
+        try await OperatorError.explaining { try seed() }
+    }
+
+    /// The bytes of a seed file, or a clear error naming it.
+    static func read(_ path: String) throws -> [UInt8] {
+        do {
+            return Array(try Data(contentsOf: URL(fileURLWithPath: path)))
+        } catch {
+            throw ValidationError("cannot read \(path): \(error.localizedDescription)")
+        }
+    }
+
+    private func seed() throws {
+        let bytes = try Self.read(file)
+        let logger = makeLogger(level: try database.resolvedLogLevel())
+        let location = try DatabaseLocation.resolve(database, logger: logger)
+        defer { location.close(logger: logger) }
+        let connection = try Connection.connect(to: location.url)
+        defer { connection.close() }
+        // A fresh embedded cluster has no tables yet; the seed needs them.
+        try Migrator(directory: try database.resolvedMigrationsDirectory(), logger: logger).migrate(on: connection)
+        let summary = try Seeder.load(bytes, into: connection, replacing: replace)
+        print(summary)
+    }
+}
