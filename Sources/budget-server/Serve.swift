@@ -27,6 +27,9 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Delay every answer by this many milliseconds, like a slow network (at most 10000).")
     var delay: Int = 0
 
+    @Option(help: "A json-server db.json to load when the database is empty; a database with data is left alone.")
+    var seed: String?
+
     @Flag(help: "Allow PUT /db to replace the whole database (for client test suites).")
     var allowReset = false
 
@@ -56,10 +59,12 @@ struct Serve: AsyncParsableCommand {
         options.corsOrigins = corsOrigins.isEmpty ? nil : Set(corsOrigins)
         options.delay = .milliseconds(delay)
 
+        let seedBytes = try seed.map(Seed.read)
+
         let location = try DatabaseLocation.resolve(database, logger: logger)
         defer { location.close(logger: logger) }
         let migrator = Migrator(directory: try database.resolvedMigrationsDirectory(), logger: logger)
-        try applyMigrations(migrator, url: location.url)
+        try prepareDatabase(url: location.url, migrator: migrator, seed: seedBytes, logger: logger)
 
         let pool = ConnectionPool(configuration: PoolConfiguration(url: location.url, size: poolSize), logger: logger)
         let server = Server(
@@ -79,10 +84,17 @@ struct Serve: AsyncParsableCommand {
         logger.info("stopped")
     }
 
-    private func applyMigrations(_ migrator: Migrator, url: String) throws {
+    /// Applies pending migrations (the migrator logs each), then loads `--seed` into an empty database.
+    private func prepareDatabase(url: String, migrator: Migrator, seed: [UInt8]?, logger: Logger) throws {
         let connection = try Connection.connect(to: url)
         defer { connection.close() }
-        // The migrator logs each migration it applies.
         try migrator.migrate(on: connection)
+        guard let seed, let path = self.seed else { return }
+        guard try Seeder.isDatabaseEmpty(connection) else {
+            logger.notice("the database already holds data; --seed \(path) was not loaded")
+            return
+        }
+        let summary = try Seeder.load(seed, into: connection)
+        logger.info("seeded from \(path): \(summary)")
     }
 }
