@@ -62,6 +62,16 @@ import Testing
         }
     }
 
+    @Test func aClientTakingTheFirstIDMovesTheSequencePastIt() async throws {
+        try await TestApp.with { app in
+            let first = try await app.request("POST", "/categories", json: #"{"id":1,"title":"One","amount":1}"#)
+            #expect(first.status == 201)
+            let next = try await app.request("POST", "/categories", json: #"{"title":"Two","amount":1}"#)
+            #expect(next.status == 201)
+            #expect(next.object["id"] as? Int == 2)
+        }
+    }
+
     @Test func putReplacesOrCreates() async throws {
         try await TestApp.with { app in
             let created = try await app.request("PUT", "/categories/7", json: #"{"title":"Travel","amount":50}"#)
