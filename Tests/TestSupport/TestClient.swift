@@ -100,7 +100,8 @@ public final class TestClient {
     public func request(
         _ method: String, _ path: String, json body: String? = nil, headers: [(String, String)] = []
     ) throws -> TestResponse {
-        var head = "\(method) \(path) HTTP/1.1\r\nHost: localhost\r\n"
+        var head = "\(method) \(path) HTTP/1.1\r\n"
+        if !headers.contains(where: { $0.0.lowercased() == "host" }) { head += "Host: localhost\r\n" }
         for (name, value) in headers { head += "\(name): \(value)\r\n" }
         let bodyBytes = Array((body ?? "").utf8)
         if let body {

@@ -26,10 +26,18 @@ enum CategoryQueries {
         "(SELECT \(json(embeddingTransactions: false)) FROM categories c \(balance) WHERE \(condition))"
     }
 
-    /// Categories in id order, as one JSON array.
+    /// Every category in id order, as one JSON array (what `export` writes).
     static func list(embeddingTransactions: Bool) -> Query {
         let element = json(embeddingTransactions: embeddingTransactions)
-        return Query(unsafeSQL: "SELECT \(SQLFragments.jsonArray(of: element, orderBy: "c.id")) FROM categories c \(balance)")
+        return Query(unsafeSQL: "SELECT \(SQLFragments.jsonArray(of: element, orderBy: "c.id")) FROM \(listSource)")
+    }
+
+    /// What category lists select from: each row `c` with its balance `b`.
+    static let listSource = "categories c \(balance)"
+
+    /// One row when the category exists, none otherwise.
+    static func exists(id: Int64) -> Query {
+        "SELECT 1 FROM categories WHERE id = \(id)"
     }
 
     static func find(id: Int64, embeddingTransactions: Bool) -> Query {

@@ -12,8 +12,12 @@ struct Categories: TypedResource {
 
     static func id(of fields: CategoryFields) -> Int64? { fields.id }
 
-    static func list(for request: Request) throws -> Query {
-        CategoryQueries.list(embeddingTransactions: try embedsTransactions(request))
+    static let catalog = ColumnCatalog.categories
+    static let listSource = CategoryQueries.listSource
+    static let defaultOrder = "c.id"
+
+    static func listElement(for request: Request) throws -> String {
+        CategoryQueries.json(embeddingTransactions: try embedsTransactions(request))
     }
 
     static func find(id: Int64, for request: Request) throws -> Query {

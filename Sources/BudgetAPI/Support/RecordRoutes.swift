@@ -21,9 +21,11 @@ struct RecordRoutes<Resource: TypedResource>: Sendable {
         router.delete(record) { request in try await delete(request) }
     }
 
+    /// The records the query language picks (SPEC §4), in id order unless `_sort` says otherwise.
     func list(_ request: Request) async throws -> Response {
-        let query = try Resource.list(for: request)
-        return .json(try await database.json(query) ?? Array("[]".utf8))
+        let answer = try ListAnswer(request: request, catalog: Resource.catalog)
+        let element = try Resource.listElement(for: request)
+        return try await database.list(answer, element: element, from: Resource.listSource, tieBreak: Resource.defaultOrder)
     }
 
     func find(_ request: Request) async throws -> Response {

@@ -15,7 +15,14 @@ protocol TypedResource: Sendable {
     static func fields(from members: JSONObject, mode: WriteMode, fieldPrefix: String) throws -> Fields
     static func id(of fields: Fields) -> Int64?
 
-    static func list(for request: Request) throws -> Query
+    /// The fields lists may filter and sort on, over the aliases of `listSource`.
+    static var catalog: ColumnCatalog { get }
+    /// The FROM list that `listElement` and `catalog` refer to, e.g. `transactions t`.
+    static var listSource: String { get }
+    /// The default order of lists, which also breaks ties of `_sort`, e.g. `t.id`.
+    static var defaultOrder: String { get }
+    /// One record's JSON over `listSource`, with what `_embed`/`_expand` asked for.
+    static func listElement(for request: Request) throws -> String
     static func find(id: Int64, for request: Request) throws -> Query
     /// Write queries answer one row (id, created, json) or none when the record does not exist.
     static func insert(_ fields: Fields) -> Query

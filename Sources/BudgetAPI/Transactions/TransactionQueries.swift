@@ -22,14 +22,11 @@ enum TransactionQueries {
         return "(SELECT \(SQLFragments.jsonArray(of: element, orderBy: "t.id"))::json FROM transactions t WHERE \(condition))"
     }
 
+
+    /// Every transaction in id order, as one JSON array (what `export` writes).
     static func list(expandingCategory: Bool) -> Query {
         let element = json(expandingCategory: expandingCategory)
         return Query(unsafeSQL: "SELECT \(SQLFragments.jsonArray(of: element, orderBy: "t.id")) FROM transactions t")
-    }
-
-    /// One category's transactions in id order; no row at all when the category does not exist.
-    static func list(categoryID: Int64) -> Query {
-        "SELECT \(unsafeSQL: jsonArray(where: "t.category_id = c.id")) FROM categories c WHERE c.id = \(categoryID)"
     }
 
     static func find(id: Int64, expandingCategory: Bool) -> Query {

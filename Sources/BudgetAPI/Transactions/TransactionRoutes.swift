@@ -12,8 +12,12 @@ struct Transactions: TypedResource {
 
     static func id(of fields: TransactionFields) -> Int64? { fields.id }
 
-    static func list(for request: Request) throws -> Query {
-        TransactionQueries.list(expandingCategory: try expandsCategory(request))
+    static let catalog = ColumnCatalog.transactions
+    static let listSource = "transactions t"
+    static let defaultOrder = "t.id"
+
+    static func listElement(for request: Request) throws -> String {
+        TransactionQueries.json(expandingCategory: try expandsCategory(request))
     }
 
     static func find(id: Int64, for request: Request) throws -> Query {
@@ -40,12 +44,18 @@ struct CategoryTransactionRoutes: Sendable {
         router.post("/categories/:id/transactions") { request in try await create(request) }
     }
 
+    /// The category's transactions, through the same query language as `/transactions`; 404 without the category.
     func list(_ request: Request) async throws -> Response {
         let categoryID = try recordID(request)
-        guard let body = try await database.json(TransactionQueries.list(categoryID: categoryID)) else {
+        let answer = try ListAnswer(request: request, catalog: Transactions.catalog)
+        let element = try Transactions.listElement(for: request)
+        guard try await database.json(CategoryQueries.exists(id: categoryID)) != nil else {
             throw APIError.notFound(resource: Categories.recordName, id: categoryID)
         }
-        return .json(body)
+        return try await database.list(
+            answer, element: element, from: Transactions.listSource,
+            scope: "t.category_id = \(categoryID)", tieBreak: Transactions.defaultOrder
+        )
     }
 
     /// The path names the category, so the body need not; a missing category is a 404 of the path.
