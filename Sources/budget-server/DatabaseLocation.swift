@@ -51,3 +51,18 @@ struct DatabaseLocation {
         }
     }
 }
+
+extension DatabaseOptions {
+    /// Runs a one-off command's `body` on one connection to the chosen database, starting and stopping the
+    /// embedded cluster around it; `migrating` applies pending migrations first (a fresh cluster has no tables).
+    func withConnection<T>(migrating: Bool, _ body: (Connection, Migrator) throws -> T) throws -> T {
+        let logger = makeLogger(level: try resolvedLogLevel())
+        let location = try DatabaseLocation.resolve(self, logger: logger)
+        defer { location.close(logger: logger) }
+        let migrator = Migrator(directory: try resolvedMigrationsDirectory(), logger: logger)
+        let connection = try Connection.connect(to: location.url)
+        defer { connection.close() }
+        if migrating { try migrator.migrate(on: connection) }
+        return try body(connection, migrator)
+    }
+}

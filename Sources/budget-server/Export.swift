@@ -17,14 +17,10 @@ struct Export: AsyncParsableCommand {
     }
 
     private func export() throws {
-        let logger = makeLogger(level: try database.resolvedLogLevel())
-        let location = try DatabaseLocation.resolve(database, logger: logger)
-        defer { location.close(logger: logger) }
-        let connection = try Connection.connect(to: location.url)
-        defer { connection.close() }
-        try Migrator(directory: try database.resolvedMigrationsDirectory(), logger: logger).migrate(on: connection)
         // One transaction: a snapshot in which every transaction's category is present.
-        let bytes = try connection.transaction { try Exporter.export($0) }
+        let bytes = try database.withConnection(migrating: true) { connection, _ in
+            try connection.transaction { try Exporter.export($0) }
+        }
         FileHandle.standardOutput.write(Data(bytes + [UInt8(ascii: "\n")]))
     }
 }

@@ -16,13 +16,9 @@ struct Migrate: AsyncParsableCommand {
     }
 
     private func migrate() throws {
-        let logger = makeLogger(level: try database.resolvedLogLevel())
-        let location = try DatabaseLocation.resolve(database, logger: logger)
-        defer { location.close(logger: logger) }
-        let migrator = Migrator(directory: try database.resolvedMigrationsDirectory(), logger: logger)
-        let connection = try Connection.connect(to: location.url)
-        defer { connection.close() }
-        let migrations = dryRun ? try migrator.dryRun(on: connection) : try migrator.migrate(on: connection)
+        let migrations = try database.withConnection(migrating: false) { connection, migrator in
+            dryRun ? try migrator.dryRun(on: connection) : try migrator.migrate(on: connection)
+        }
         let verb = dryRun ? "would apply" : "applied"
         if migrations.isEmpty { print("nothing to apply: the database is up to date") }
         for migration in migrations { print("\(verb) \(migration.fileName)") }

@@ -38,14 +38,9 @@ struct Seed: AsyncParsableCommand {
 
     private func seed() throws {
         let bytes = try Self.read(file)
-        let logger = makeLogger(level: try database.resolvedLogLevel())
-        let location = try DatabaseLocation.resolve(database, logger: logger)
-        defer { location.close(logger: logger) }
-        let connection = try Connection.connect(to: location.url)
-        defer { connection.close() }
-        // A fresh embedded cluster has no tables yet; the seed needs them.
-        try Migrator(directory: try database.resolvedMigrationsDirectory(), logger: logger).migrate(on: connection)
-        let summary = try Seeder.load(bytes, into: connection, replacing: replace)
+        let summary = try database.withConnection(migrating: true) { connection, _ in
+            try Seeder.load(bytes, into: connection, replacing: replace)
+        }
         print(summary)
     }
 }
