@@ -131,6 +131,12 @@ public struct LocalCluster: Sendable {
         "'" + value.replacingOccurrences(of: "'", with: "''") + "'"
     }
 
+    /// Whether a server is running on this cluster's data, started by this process or another.
+    public func isRunning() throws -> Bool {
+        guard FileManager.default.fileExists(atPath: "\(dataDirectory)/PG_VERSION") else { return false }
+        return try isRunning(try PostgresPrograms.find(in: searchPath ?? PostgresPrograms.defaultSearchPath()))
+    }
+
     private func isRunning(_ programs: PostgresPrograms) throws -> Bool {
         // pg_ctl status: 0 running, 3 not running, 4 no usable data directory.
         try runner.run(try programs.program("pg_ctl"), ["status", "-D", dataDirectory]).status == 0

@@ -9,7 +9,7 @@ struct DatabaseLocation {
     static let embeddedDatabaseName = "budget"
 
     let url: String
-    /// The cluster this process started, to stop on exit; nil when the user gave a URL.
+    /// The cluster this process started, to stop on exit; nil when the user gave a URL or it was already running.
     let cluster: LocalCluster?
 
     static func resolve(_ options: DatabaseOptions, logger: Logger) throws -> DatabaseLocation {
@@ -18,15 +18,17 @@ struct DatabaseLocation {
         }
         let directory = try options.resolvedDataDirectory()
         let cluster = LocalCluster(directory: directory, logger: logger)
+        // A cluster another process started (a running server, while `export` runs) is that process's to stop.
+        let isOurs = try !cluster.isRunning()
         do {
             let administration = try cluster.start()
             try createDatabaseIfMissing(embeddedDatabaseName, administrationURL: administration)
             logger.info("embedded PostgreSQL is up", metadata: [
                 "psql": "psql -h \(cluster.socketDirectory) -U postgres \(embeddedDatabaseName)",
             ])
-            return DatabaseLocation(url: cluster.url(database: embeddedDatabaseName), cluster: cluster)
+            return DatabaseLocation(url: cluster.url(database: embeddedDatabaseName), cluster: isOurs ? cluster : nil)
         } catch {
-            try? cluster.stop()
+            if isOurs { try? cluster.stop() }
             throw error
         }
     }

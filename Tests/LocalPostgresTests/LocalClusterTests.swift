@@ -20,7 +20,9 @@ struct LocalClusterTests {
         let cluster = LocalCluster(directory: folder, logger: logger, settings: ["fsync": "off"])
         defer { try? cluster.stop() }
 
+        #expect(try !cluster.isRunning())
         let url = try cluster.start()
+        #expect(try cluster.isRunning())
         #expect(url.hasPrefix("postgresql:///postgres?host=\(folder.path)"))
         #expect(FileManager.default.fileExists(atPath: "\(cluster.socketDirectory)/.s.PGSQL.5432"))
         #expect(FileManager.default.fileExists(atPath: cluster.logFile))
@@ -31,6 +33,7 @@ struct LocalClusterTests {
             try connection.execute("INSERT INTO kept VALUES (\("still here"))")
         }
         try cluster.stop()
+        #expect(try !cluster.isRunning())
         #expect(throws: PostgresError.self) { try Connection.connect(to: url) }
 
         // Starting twice in a row is harmless: the second start finds it running.
