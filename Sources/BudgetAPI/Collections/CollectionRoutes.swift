@@ -56,11 +56,15 @@ struct CollectionRoutes: Sendable {
         }
     }
 
+    /// One record, with the members `_embed` and `_expand` ask for; other list parameters are ignored here.
     func find(_ request: Request) async throws -> Response {
         let (name, key) = try Self.recordPath(request)
+        let asked = try ListQuery.parse(request.query.filter { $0.name == "_embed" || $0.name == "_expand" })
         return try await database.transaction { connection in
-            try DocumentStore(connection: connection).requirePlural(name)
-            guard let body = try connection.json(DocumentQueries.find(key, in: name)) else {
+            let store = DocumentStore(connection: connection)
+            try store.requirePlural(name)
+            let relations = try store.relations(embeds: asked.embeds, expands: asked.expands, on: name)
+            guard let body = try connection.json(DocumentQueries.find(key, in: name, with: relations)) else {
                 throw CollectionError.recordNotFound(collection: name, key: key)
             }
             return .json(body)

@@ -26,6 +26,13 @@ struct DocumentStore {
         if try kind(of: collection) == .singular { throw CollectionError.singularHasNoRecords(collection) }
     }
 
+    /// The `_embed` and `_expand` relations of `collection`; the collection names are read only when some are asked.
+    func relations(embeds: [String], expands: [String], on collection: String) throws -> [DocumentRelation] {
+        guard !embeds.isEmpty || !expands.isEmpty else { return [] }
+        let plurals = try connection.query(DocumentQueries.pluralNames).map { try $0.decode(String.self, at: 0) }
+        return try DocumentRelation.resolve(embeds: embeds, expands: expands, on: collection, among: plurals)
+    }
+
     /// Creates a record under the client's id, or the next integer id when it gave none (SPEC §3).
     func create(_ members: JSONObject, in collection: String) throws -> (id: DocumentID, body: [UInt8]) {
         let id: DocumentID

@@ -7,8 +7,8 @@ import Postgres
 struct ListPlan: Sendable {
     /// A boolean SQL expression; `TRUE` when nothing is filtered.
     var condition: Query
-    /// ORDER BY items for `_sort`; nil means the caller's default order alone.
-    var ordering: Query?
+    /// The `_sort` keys as SQL, most significant first; empty means the caller's default order alone.
+    var sortItems: [SortItem]
     /// How many records to answer; nil means all.
     var limit: Int?
     /// How many matching records to skip; for the 1.x envelope this is the requested page's offset, before
@@ -37,16 +37,14 @@ struct ListPlan: Sendable {
         }
         self.condition = condition
         self.usesPatterns = usesPatterns
-        let sortItems = try query.sort.map { key -> Query in
+        sortItems = try query.sort.map { key -> SortItem in
             let expression: Query = switch try catalog.field(key.path) {
             case .column(let sql, _): Query(unsafeSQL: sql)
             // jsonb ordering compares numbers numerically and strings as text, so views=9 sorts before views=10.
             case .document(let column, let path): "(\(unsafeSQL: column) #> \(path)::text[])"
             }
-            // Records without the field go last either way, as they carry no value to place.
-            return expression + Query(unsafeSQL: key.isDescending ? " DESC NULLS LAST" : " ASC NULLS LAST")
+            return SortItem(expression: expression, isDescending: key.isDescending)
         }
-        ordering = sortItems.isEmpty ? nil : Query.joined(sortItems, separator: ", ")
         pagination = query.pagination
         switch query.pagination {
         case .none: (limit, offset) = (nil, 0)
@@ -54,6 +52,11 @@ struct ListPlan: Sendable {
         case .page(let number, let size): (limit, offset) = (size, (number - 1) * size)
         case .envelope(let page, let perPage): (limit, offset) = (perPage, (page - 1) * perPage)
         }
+    }
+
+    /// ORDER BY items for `_sort`; nil means the caller's default order alone.
+    var ordering: Query? {
+        sortItems.isEmpty ? nil : Query.joined(sortItems.map { $0.expression + Query(unsafeSQL: $0.direction) }, separator: ", ")
     }
 
     /// The ORDER BY list: the `_sort` keys, then `tieBreak` (the caller's default order, e.g. `d.position`),
@@ -82,4 +85,13 @@ struct ListPlan: Sendable {
             }
         }
     }
+}
+
+/// One `_sort` key as SQL: the expression to order by and its direction.
+struct SortItem: Sendable {
+    var expression: Query
+    var isDescending: Bool
+
+    /// Records without the field go last either way, as they carry no value to place.
+    var direction: String { isDescending ? " DESC NULLS LAST" : " ASC NULLS LAST" }
 }
