@@ -46,6 +46,14 @@ struct WrittenRecord: Sendable {
     let json: [UInt8]
 }
 
+extension Database {
+    /// Runs one write statement of a `TypedResource` on its own: a single statement is atomic without
+    /// BEGIN/COMMIT, which would cost two more round trips.
+    func write(_ query: Query) async throws -> WrittenRecord? {
+        try await pool.withConnection { try $0.write(query) }
+    }
+}
+
 extension Connection {
     /// Runs a write query of a `TypedResource`; nil when it touched no row.
     func write(_ query: Query) throws -> WrittenRecord? {
