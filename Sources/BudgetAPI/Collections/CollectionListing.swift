@@ -6,20 +6,18 @@ import Postgres
 /// Filters, sorting and pages come from `Listing/` (every generic field is a bound jsonb path); without them
 /// the records come in creation order, as json-server keeps its arrays.
 struct CollectionListing: Sendable {
-    /// How long a list with regular expressions or `q=` may run, so a hostile pattern cannot hold a connection.
-    static let patternTimeout = "2s"
+    /// Lists select documents as `d`; creation order breaks ties of `_sort`.
+    private static let source = "documents d"
+    private static let tieBreak = "d.position"
 
-    private let plan: ListPlan
-    private let url: PageURL
+    private let answer: ListAnswer
     /// `_embed` and `_expand` names, resolved against the collections once a connection is at hand.
     private let embeds: [String]
     private let expands: [String]
 
     init(request: Request) throws {
-        let query = try ListQuery.parse(request.query)
-        plan = try ListPlan(query, catalog: DocumentCatalog(column: "d.doc"))
-        url = PageURL(request)
-        (embeds, expands) = (query.embeds, query.expands)
+        answer = try ListAnswer(request: request, catalog: DocumentCatalog(column: "d.doc"))
+        (embeds, expands) = (answer.query.embeds, answer.query.expands)
     }
 
     /// The records of `collection` that the query picks.
@@ -35,7 +33,7 @@ struct CollectionListing: Sendable {
 
     /// The statement a list runs: the plan's page of the rows in `scope`, each with `relations` appended.
     func statement(scope: Query, relations: [DocumentRelation]) -> Query {
-        plan.selectPage(element: DocumentQueries.body(with: relations), from: "documents d", scope: scope, tieBreak: "d.position")
+        answer.plan.selectPage(element: DocumentQueries.body(with: relations), from: Self.source, scope: scope, tieBreak: Self.tieBreak)
     }
 
     /// The rows of a plain (not nested) list of `collection`.
@@ -45,16 +43,7 @@ struct CollectionListing: Sendable {
 
     private func response(_ collection: String, scope: Query, on connection: Connection) throws -> Response {
         let relations = try DocumentStore(connection: connection).relations(embeds: embeds, expands: expands, on: collection)
-        if plan.usesPatterns {
-            // SET LOCAL ends with the caller's transaction, so the pooled connection gets its default back.
-            try connection.execute(script: "SET LOCAL statement_timeout = '\(Self.patternTimeout)'")
-        }
-        let row = try connection.query(statement(scope: scope, relations: relations))[0]
-        let total = Int(try row.decode(Int64.self, at: 0))
-        var response = Response.json(ListResponse.body(total: total, pagination: plan.pagination, data: row.bytes(at: 1) ?? Array("[]".utf8)))
-        for header in ListResponse.headers(total: total, pagination: plan.pagination, url: url) {
-            response.headers.replaceOrAdd(header.name, header.value)
-        }
-        return response
+        let element = DocumentQueries.body(with: relations)
+        return try answer.response(element: element, from: Self.source, scope: scope, tieBreak: Self.tieBreak, on: connection)
     }
 }

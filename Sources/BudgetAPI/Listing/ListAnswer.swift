@@ -7,11 +7,13 @@ struct ListAnswer: Sendable {
     /// How long a list with regular expressions or `q=` may run, so a hostile pattern cannot hold a connection.
     static let patternTimeout = "2s"
 
+    let query: ListQuery
     let plan: ListPlan
     private let url: PageURL
 
     init(request: Request, catalog: some FieldCatalog) throws {
-        plan = try ListPlan(try ListQuery.parse(request.query), catalog: catalog)
+        query = try ListQuery.parse(request.query)
+        plan = try ListPlan(query, catalog: catalog)
         url = PageURL(request)
     }
 
@@ -19,7 +21,7 @@ struct ListAnswer: Sendable {
     var needsTransaction: Bool { plan.usesPatterns }
 
     /// Runs the list statement (see `ListPlan.selectPage`) and builds the response around PostgreSQL's JSON.
-    func response(element: String, from source: String, scope: Query, tieBreak: String, on connection: Connection) throws -> Response {
+    func response(element: Query, from source: String, scope: Query, tieBreak: String, on connection: Connection) throws -> Response {
         if plan.usesPatterns {
             // SET LOCAL ends with the caller's transaction, so the pooled connection gets its default back.
             try connection.execute(script: "SET LOCAL statement_timeout = '\(Self.patternTimeout)'")
@@ -42,7 +44,7 @@ extension Database {
         _ answer: ListAnswer, element: String, from source: String, scope: Query = "TRUE", tieBreak: String
     ) async throws -> Response {
         let run: @Sendable (Connection) throws -> Response = { connection in
-            try answer.response(element: element, from: source, scope: scope, tieBreak: tieBreak, on: connection)
+            try answer.response(element: Query(unsafeSQL: element), from: source, scope: scope, tieBreak: tieBreak, on: connection)
         }
         return answer.needsTransaction ? try await transaction(run) : try await pool.withConnection(run)
     }
