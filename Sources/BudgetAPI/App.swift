@@ -14,6 +14,8 @@ public enum BudgetApp {
         public var corsOrigins: Set<String>?
         /// `--delay`: how long every answer waits, like a slow network.
         public var delay: Duration = .zero
+        /// `--tombstone-retention`: how long `/changes` keeps deletions (SPEC §5: 30 days by default).
+        public var tombstoneRetention: Duration = .seconds(30 * 24 * 3600)
 
         public init() {}
     }
@@ -31,6 +33,7 @@ public enum BudgetApp {
         let database = Database(pool: pool)
         var router = Router()
         HealthRoutes(database: database, migrator: migrator).register(in: &router)
+        SyncRoutes(database: database, tombstoneRetention: options.tombstoneRetention, logger: logger).register(in: &router)
         RecordRoutes<Categories>(database: database).register(in: &router)
         CategoryTransactionRoutes(database: database).register(in: &router)
         RecordRoutes<Transactions>(database: database).register(in: &router)

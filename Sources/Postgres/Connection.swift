@@ -9,7 +9,7 @@ import Glibc
 /// so `Timestamp` and `PostgresDate` always parse the server's output.
 public final class Connection {
     /// The libpq handle; nil once closed. Always released with `PQfinish`.
-    private var handle: OpaquePointer?
+    private(set) var handle: OpaquePointer?
     /// Prepared statement names by SQL text, so each text is prepared once per connection.
     private var statementNames: [String: String] = [:]
     /// SQL texts in preparation order, for evicting the oldest when the cache is full.

@@ -68,6 +68,11 @@ public final class ConnectionPool: Sendable {
         }
     }
 
+    /// How the pool connects, e.g. for a `Notifications` listener on the same database.
+    public var configuration: PoolConfiguration {
+        core.configuration
+    }
+
     /// Connections in total, connections running a job, and jobs waiting for one.
     public var statistics: (size: Int, inUse: Int, waiting: Int) {
         core.statistics

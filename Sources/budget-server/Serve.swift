@@ -33,6 +33,9 @@ struct Serve: AsyncParsableCommand {
     @Flag(help: "Allow PUT /db to replace the whole database (for client test suites).")
     var allowReset = false
 
+    @Option(help: "Days the change feed keeps deletions; an older since answers 410 (default 30).")
+    var tombstoneRetention: Int = 30
+
     @OptionGroup var database: DatabaseOptions
 
     /// How long in-flight requests may take to finish after a stop signal (SPEC §6).
@@ -58,6 +61,8 @@ struct Serve: AsyncParsableCommand {
         options.allowsReset = allowReset
         options.corsOrigins = corsOrigins.isEmpty ? nil : Set(corsOrigins)
         options.delay = .milliseconds(delay)
+        guard tombstoneRetention >= 1 else { throw ValidationError("--tombstone-retention must be at least 1 day") }
+        options.tombstoneRetention = .seconds(tombstoneRetention * 24 * 3600)
 
         let seedBytes = try seed.map(Seed.read)
 

@@ -1,0 +1,80 @@
+import Postgres
+
+// How the feed has no gaps (SPEC §5), and what it costs
+//
+// migrations/0009_create_change_log.sql gives a change its seq only as its transaction COMMITs, under
+// one transaction-scoped advisory lock that is released only after the commit became visible. So seq
+// order is commit order: once any snapshot shows seq N, every seq below N is committed and visible in
+// it too, and no transaction can still produce a smaller one. Reading the feed therefore needs nothing
+// clever: one statement (one snapshot) takes the changes with `seq > since` in seq order, and a client
+// that passes `lastSeq` back as `since` can never skip a change that committed "late".
+//
+// The trade-off, chosen deliberately: writing transactions serialize their commits on that lock
+// (including the WAL flush), so writes to one database cannot group-commit. The alternative, recording
+// pg_current_xact_id() and serving only changes below the reader's snapshot xmin, keeps commits
+// parallel, but a single long transaction anywhere (a forgotten psql session) then holds the feed back
+// for every client, and the position is no longer one integer. Budget writes are short, so the strict
+// and simple rule wins. Seq numbers may skip (a seq drawn by a commit that then failed); changes never.
+//
+// Each record is one row of the log (its latest change), so a page holds each record at most once;
+// a record changed again after a client read it simply reappears later with a higher seq.
+
+/// One answer of the change feed: changes already rendered by PostgreSQL, and where to continue.
+struct ChangePage: Sendable {
+    /// Each change's JSON object, in seq order.
+    var changes: [[UInt8]]
+    /// Where the client continues: the last change's seq while there is more, else the feed position.
+    var lastSeq: Int64
+    var hasMore: Bool
+    /// The largest seq of a purged tombstone; a `since` below it has missed deletions.
+    var purgedSeq: Int64
+    var isCollectionKnown: Bool
+
+    /// `{"changes":[…],"lastSeq":N,"hasMore":B}`, the bytes PostgreSQL rendered passed through.
+    var json: [UInt8] {
+        var body = Array(#"{"changes":["#.utf8)
+        for (index, change) in changes.enumerated() {
+            if index > 0 { body.append(UInt8(ascii: ",")) }
+            body.append(contentsOf: change)
+        }
+        body.append(contentsOf: #"],"lastSeq":\#(lastSeq),"hasMore":\#(hasMore)}"#.utf8)
+        return body
+    }
+}
+
+/// Reads pages of the change feed from PostgreSQL.
+struct ChangeFeed: Sendable {
+    let database: Database
+
+    /// The changes after `request.since` (at most `request.limit`), answered at once.
+    func page(for request: ChangeFeedRequest) async throws -> ChangePage {
+        let query = ChangeFeedQueries.page(since: request.since, limit: request.limit, collection: request.collection)
+        let limit = request.limit
+        return try await database.pool.withConnection { connection in
+            let result = try connection.query(query)
+            let first = result[0]  // the state row is always there; the LEFT JOIN keeps it
+            var changes: [[UInt8]] = []
+            var seqs: [Int64] = []
+            for row in result {
+                guard let seq = try row.decode(Int64?.self, at: 3), let change = row.bytes(at: 4) else { continue }
+                seqs.append(seq)
+                changes.append(change)
+            }
+            let hasMore = changes.count > limit
+            if hasMore {
+                changes.removeLast()
+                seqs.removeLast()
+            }
+            // On the last page the snapshot holds nothing newer (for this filter) up to the position, and
+            // later commits get larger seqs, so the client may jump there: a filtered reader skips the
+            // other collections' seqs, and a full read from 0 lands past the purge horizon.
+            let position = try first.decode(Int64.self, at: 1)
+            return ChangePage(
+                changes: changes,
+                lastSeq: hasMore ? seqs[seqs.count - 1] : max(seqs.last ?? 0, position),
+                hasMore: hasMore,
+                purgedSeq: try first.decode(Int64.self, at: 0),
+                isCollectionKnown: try first.decode(Bool.self, at: 2))
+        }
+    }
+}

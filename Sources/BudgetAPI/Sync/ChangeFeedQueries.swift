@@ -1,0 +1,63 @@
+import Postgres
+
+/// The SQL behind `GET /changes`; the only place that knows the change log's column names.
+enum ChangeFeedQueries {
+    /// One statement, so one snapshot: the purge horizon, the feed position, whether the collection is
+    /// known, then up to `limit + 1` changes after `since`, each already rendered as its JSON object.
+    ///
+    /// Columns: purged_seq, position, is_known, seq (NULL when no change), change (JSON text or NULL).
+    /// The extra row tells the caller whether there is more without a second count query.
+    static func page(since: Int64, limit: Int, collection: String?) -> Query {
+        var filter: Query = ""
+        var known: Query = "true"
+        if let collection {
+            filter = " AND l.collection = \(collection)"
+            // A collection that existed once keeps its tombstones in the log after PUT /db removed it.
+            known = """
+                (\(collection) IN ('\(unsafeSQL: Categories.collection)', '\(unsafeSQL: Transactions.collection)') \
+                OR EXISTS (SELECT 1 FROM collections WHERE name = \(collection)) \
+                OR EXISTS (SELECT 1 FROM change_log WHERE collection = \(collection)))
+                """
+        }
+        return """
+            WITH state AS (
+                SELECT s.purged_seq,
+                       greatest(s.purged_seq, (SELECT max(seq) FROM change_log)) AS position,
+                       \(known) AS is_known
+                FROM change_feed_state s),
+            page AS (
+                SELECT l.seq, \(unsafeSQL: change) AS change
+                FROM change_log l
+                WHERE l.seq > \(since)\(filter)
+                ORDER BY l.seq
+                LIMIT \(Int64(limit) + 1))
+            SELECT state.purged_seq, state.position, state.is_known, page.seq, page.change
+            FROM state LEFT JOIN page ON true
+            ORDER BY page.seq
+            """
+    }
+
+    /// Change row `l` as `{"seq":…,"collection":…,"id":…,"op":…,"version":…,"data":…}`; no data for a tombstone.
+    private static let change = """
+        '{"seq":' || l.seq || ',"collection":' || to_json(l.collection)::text || ',"id":' || l.record_id::text \
+        || ',"op":"' || l.op || '","version":' || l.version \
+        || CASE WHEN l.op = 'delete' THEN '' ELSE ',"data":' || coalesce(\(data), 'null') END || '}'
+        """
+
+    /// The record's current JSON, exactly as its own GET renders it, read in the same snapshot as `l`.
+    ///
+    /// Only the matching branch runs, so a document's text key is never cast to bigint.
+    private static let data = """
+        CASE l.collection \
+        WHEN '\(Categories.collection)' THEN \(CategoryQueries.jsonObject(where: "c.id = l.record_key::bigint"))::text \
+        WHEN '\(Transactions.collection)' THEN (SELECT \(TransactionQueries.json(expandingCategory: false)) \
+            FROM transactions t WHERE t.id = l.record_key::bigint)::text \
+        ELSE (SELECT d.body::text FROM documents d WHERE d.collection = l.collection AND d.id = l.record_key) \
+        END
+        """
+
+    /// Removes tombstones older than `retention` (migrations/0009); answers how many went.
+    static func purge(retention: Duration) -> Query {
+        "SELECT purge_change_tombstones(make_interval(secs => \(retention.components.seconds)::double precision))"
+    }
+}

@@ -1,0 +1,72 @@
+import HTTPServer
+import Logging
+import Postgres
+
+/// `GET /changes` (SPEC §5): the change feed, with paging, a collection filter and long-polling.
+struct SyncRoutes: Sendable {
+    let feed: ChangeFeed
+    let purger: TombstonePurger
+    /// Wakes long-polls when any server process commits a change (NOTIFY from migrations/0009).
+    let notifications: Notifications
+
+    /// The channel `assign_change_seq()` in migrations/0009 notifies.
+    static let channel = "budget_changes"
+
+    init(database: Database, tombstoneRetention: Duration, logger: Logger) {
+        feed = ChangeFeed(database: database)
+        purger = TombstonePurger(retention: tombstoneRetention)
+        notifications = Notifications(url: database.pool.configuration.url, channel: Self.channel, logger: logger)
+    }
+
+    func register(in router: inout Router) {
+        router.get("/changes") { request in try await changes(request) }
+    }
+
+    func changes(_ request: Request) async throws -> Response {
+        let feedRequest = try ChangeFeedRequest(request: request)
+        try await purger.purgeIfDue(in: feed.database)
+        let deadline = ContinuousClock.now + feedRequest.wait
+        while true {
+            // Read before looking, so a commit between the look and the wait still wakes us.
+            let seen = feedRequest.wait > .zero ? notifications.generation : 0
+            let page = try await feed.page(for: feedRequest)
+            guard page.isCollectionKnown else { throw SyncError.unknownCollection(feedRequest.collection ?? "") }
+            // since=0 is a client with nothing yet: every live record is in the log as an upsert, so a
+            // purged tombstone cannot concern it.
+            if feedRequest.since > 0, feedRequest.since < page.purgedSeq {
+                throw SyncError.sinceTooOld(since: feedRequest.since, purgedThrough: page.purgedSeq)
+            }
+            let remaining = deadline - .now
+            guard page.changes.isEmpty, remaining > .zero else { return .json(page.json) }
+            // A notification for another collection wakes us too; we look again and wait out the rest.
+            _ = await notifications.wait(after: seen, timeout: remaining)
+            if Task.isCancelled { return .json(page.json) }
+        }
+    }
+}
+
+/// The ways `GET /changes` refuses a request beyond a malformed query, each knowing its problem.
+enum SyncError: ProblemConvertible {
+    /// `collection` names neither a typed resource nor a generic collection this feed ever saw.
+    case unknownCollection(String)
+    /// `since` is older than the oldest tombstone still kept, so deletions may have been missed.
+    case sinceTooOld(since: Int64, purgedThrough: Int64)
+
+    var problem: Problem {
+        switch self {
+        case .unknownCollection(let name):
+            return Problem(.notFound, detail: "there is no collection named \(name) in the change feed",
+                           errors: [.init(field: "collection", message: "unknown collection")])
+        case .sinceTooOld(let since, let purgedThrough):
+            // SPEC §5: the client cannot catch up from the feed; it must load the lists again.
+            return Problem(
+                .gone,
+                detail: "since=\(since) is older than the change feed keeps deletions (tombstones up to seq "
+                    + "\(purgedThrough) were purged); resync from the lists: drop local records, load every "
+                    + "collection again (or page /changes from since=0, which holds every live record), then "
+                    + "follow /changes from there",
+                type: "urn:budget-server:problem:resync-required"
+            )
+        }
+    }
+}

@@ -1,0 +1,74 @@
+import Foundation
+import Logging
+
+// Threading design
+//
+// LISTEN needs a connection that stays open and is read whenever the server pushes something, which a
+// pooled connection (checked out per job, drained by `isHealthy`) cannot be. So one dedicated connection
+// is owned by one dedicated thread for the life of a `Notifications`:
+//
+// - The thread blocks in poll() on the connection's socket, at most `NotificationCore.tick` at a time.
+//   When the socket is readable it reads every pending notification with `PQconsumeInput`/`PQnotifies`.
+// - Waiters are not threads and not tasks: each is a `CheckedContinuation` with a deadline, kept in a
+//   dictionary under a `Mutex`. A notification on the channel bumps a `generation` counter and resumes
+//   every waiter at once; each tick the thread also resumes the waiters whose deadline passed. A
+//   waiter is removed from the dictionary under the lock by exactly one party (the thread, its task's
+//   cancellation handler, or `stop`), so its continuation is resumed exactly once, and a waiter whose
+//   client went away ends with its deadline at the latest. Hundreds of waiters cost one entry each.
+// - The counter, not the notification itself, is the contract: a caller reads `generation`, checks the
+//   database, and then waits for a generation after the one it read. A notification that arrives
+//   between the check and the wait is therefore never lost.
+// - When the connection breaks, the thread reconnects by itself with backoff (50 ms doubling to 2 s),
+//   LISTENs again and bumps the generation once listening, because notifications sent while it was
+//   away are gone: every waiter wakes and looks at the database again. The first LISTEN counts the
+//   same way, so a caller never depends on the listener having been ready before its check.
+// - The thread starts on first use (so a server that never long-polls opens no extra connection) and
+//   exits within one tick of `stop()` or of the last reference going away, closing its connection.
+
+/// Wakes async waiters when PostgreSQL sends a NOTIFY on one channel, from any server process.
+///
+/// Usage: `let seen = notifications.generation`, look at the database, then
+/// `await notifications.wait(after: seen, timeout: …)` if nothing was there yet.
+public final class Notifications: Sendable {
+    private let core: NotificationCore
+
+    /// Prepares a listener on `channel`; it connects to `url` on first use of `generation` or `wait`.
+    public init(url: String, channel: String, logger: Logger) {
+        core = NotificationCore(url: url, channel: channel, logger: logger)
+    }
+
+    deinit {
+        core.stop()
+    }
+
+    /// A number that grows with every notification on the channel and every (re)start of listening.
+    public var generation: UInt64 {
+        core.startIfNeeded()
+        return core.currentGeneration
+    }
+
+    /// Suspends until the generation passes `seen`, the timeout ends, the task is cancelled, or the
+    /// listener stops; returns the generation then (equal to `seen` when nothing happened).
+    public func wait(after seen: UInt64, timeout: Duration) async -> UInt64 {
+        core.startIfNeeded()
+        let id = core.makeWaiterID()
+        let deadline = ContinuousClock.now + timeout
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                core.add(id: id, after: seen, deadline: deadline, continuation: continuation)
+            }
+        } onCancel: { [core] in
+            core.resume(id: id)
+        }
+    }
+
+    /// Stops the listener thread and resumes every waiter; later waits return at once.
+    public func stop() {
+        core.stop()
+    }
+
+    /// Waiters currently suspended, for tests and metrics.
+    public var waiterCount: Int {
+        core.waiterCount
+    }
+}
