@@ -44,14 +44,18 @@ struct ConnectionPoolTests {
     }
 
     @Test func checkoutTimesOutWhenEveryConnectionIsBusy() async throws {
-        let pool = try await makePool(size: 1, checkoutTimeout: .milliseconds(200))
-        let busy = Task { try await pool.withConnection { try $0.execute("SELECT pg_sleep(1.5)") } }
-        while pool.statistics.inUse == 0 { try await Task.sleep(for: .milliseconds(5)) }
-        // The only connection is busy far longer than the timeout, so the sweeper must fail this job.
+        let pool = try await makePool(size: 1, checkoutTimeout: .seconds(2))
+        // A loaded machine may take longer than a checkout timeout to connect the worker; wait until it has.
+        try await waitUntil("the worker has connected") { (try? await pool.withConnection { _ in true }) ?? false }
+        // The only connection stays busy until the test lets go, so the sweeper must fail the next job.
+        let release = DispatchSemaphore(value: 0)
+        let busy = Task { try await pool.withConnection { _ in release.wait() } }
+        try await waitUntil("the busy job holds the connection") { pool.statistics.inUse == 1 }
         await #expect { try await pool.withConnection { _ in 1 } } throws: { error in
             (error as? PostgresError)?.kind == .poolTimeout
         }
         #expect(pool.statistics.waiting == 0)
+        release.signal()
         try await busy.value
         await shutDown(pool)
     }
@@ -78,9 +82,9 @@ struct ConnectionPoolTests {
                 return try connection.query("SELECT 1")[0].decode(Int.self, at: 0)
             }
         }
-        while pool.statistics.inUse == 0 { try await Task.sleep(for: .milliseconds(5)) }
+        try await waitUntil("the running job holds the connection") { pool.statistics.inUse == 1 }
         let waiting = (0..<3).map { _ in Task { try await pool.withConnection { _ in 2 } } }
-        while pool.statistics.waiting < 3 { try await Task.sleep(for: .milliseconds(5)) }
+        try await waitUntil("three jobs queue") { pool.statistics.waiting == 3 }
         let shutdown = Task { await shutDown(pool) }
         for task in waiting {
             await #expect { try await task.value } throws: { ($0 as? PostgresError)?.kind == .poolClosed }

@@ -100,7 +100,7 @@ struct MigratorTests {
         let results = try await withThrowingTaskGroup(of: [Int].self) { group in
             for _ in 0..<2 {
                 group.addTask {
-                    try await onOwnThread { try migrator.migrate(on: try Connection.connect(to: url)).map(\.version) }
+                    try await runOffCooperativePool { try migrator.migrate(on: try Connection.connect(to: url)).map(\.version) }
                 }
             }
             return try await group.reduce(into: []) { $0.append($1) }
@@ -122,11 +122,4 @@ private func sha256sum(_ file: URL) throws -> String {
     let output = pipe.fileHandleForReading.readDataToEndOfFile()
     process.waitUntilExit()
     return String(decoding: output, as: UTF8.self).split(separator: " ").first.map(String.init) ?? ""
-}
-
-/// Runs blocking work on a thread of its own, so two blocking migrators really overlap.
-private func onOwnThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-    try await withCheckedThrowingContinuation { continuation in
-        Thread { continuation.resume(with: Result { try body() }) }.start()
-    }
 }
