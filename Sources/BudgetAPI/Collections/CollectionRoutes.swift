@@ -27,11 +27,11 @@ struct CollectionRoutes: Sendable {
     /// A plural collection's records in creation order, or a singular resource's object.
     func readCollection(_ request: Request) async throws -> Response {
         let name = try request.parameters.require("name")
-        let query = try CollectionListing(request: request)
         return try await database.transaction { connection in
             let store = DocumentStore(connection: connection)
             switch try store.kind(of: name) {
-            case .plural: return try query.response(listing: name, on: connection)
+            // A singular resource has no list to query, so list parameters cannot be wrong for it.
+            case .plural: return try CollectionListing(request: request).response(listing: name, on: connection)
             case .singular: return .json(try store.singular(name))
             }
         }
