@@ -36,12 +36,11 @@ import TestSupport
         let notifications = Notifications(url: url, channel: "things", logger: Self.logger)
         defer { notifications.stop() }
         let seen = try await Self.listening(notifications)
-        let start = ContinuousClock.now
-        async let woken = notifications.wait(after: seen, timeout: .seconds(8))
+        async let woken = notifications.wait(after: seen, timeout: .seconds(60))
         try await Task.sleep(for: .milliseconds(200))
         try await Self.run("NOTIFY things, 'hello'", on: url)
+        // A wait that timed out would answer `seen`: a newer generation is the notification's doing.
         #expect(await woken > seen)
-        #expect(ContinuousClock.now - start < .seconds(4))
     }
 
     @Test func aNotificationBeforeTheWaitIsNotLost() async throws {
@@ -57,8 +56,7 @@ import TestSupport
             try await Task.sleep(for: .milliseconds(20))
             generation = notifications.generation
         }
-        #expect(await notifications.wait(after: seen, timeout: .seconds(8)) > seen)
-        #expect(ContinuousClock.now - start < .seconds(4))
+        #expect(await notifications.wait(after: seen, timeout: .seconds(60)) > seen)
     }
 
     @Test func otherChannelsAndTimeoutsLeaveTheGenerationAlone() async throws {
@@ -70,7 +68,8 @@ import TestSupport
         let start = ContinuousClock.now
         #expect(await notifications.wait(after: seen, timeout: .milliseconds(500)) == seen)
         let elapsed = ContinuousClock.now - start
-        #expect(elapsed >= .milliseconds(450) && elapsed < .seconds(2))
+        // Only a lower bound: the wait must have lasted; a loaded machine may take longer to resume it.
+        #expect(elapsed >= .milliseconds(450))
         #expect(notifications.waiterCount == 0)
     }
 
@@ -104,11 +103,12 @@ import TestSupport
         defer { notifications.stop() }
         let seen = try await Self.listening(notifications)
         let start = ContinuousClock.now
-        let task = Task { await notifications.wait(after: seen, timeout: .seconds(30)) }
+        let task = Task { await notifications.wait(after: seen, timeout: .seconds(120)) }
         try await waitUntil("the waiter waits") { notifications.waiterCount == 1 }
         task.cancel()
         #expect(await task.value == seen)
-        #expect(ContinuousClock.now - start < .seconds(5))
+        // Far below the wait's 120 s: the cancellation ended it, not the timeout.
+        #expect(ContinuousClock.now - start < .seconds(60))
         #expect(notifications.waiterCount == 0)
     }
 
