@@ -55,15 +55,7 @@ struct Serve: AsyncParsableCommand {
         let poolSize = try Setting.resolve(poolSize, environment: "POOL_SIZE", default: 8)
         guard (1...1000).contains(poolSize) else { throw ValidationError("--pool-size must be between 1 and 1000") }
 
-        guard (0...10_000).contains(delay) else { throw ValidationError("--delay must be between 0 and 10000 ms") }
-        var options = BudgetApp.Options()
-        options.isReadOnly = readOnly
-        options.allowsReset = allowReset
-        options.corsOrigins = corsOrigins.isEmpty ? nil : Set(corsOrigins)
-        options.delay = .milliseconds(delay)
-        guard tombstoneRetention >= 1 else { throw ValidationError("--tombstone-retention must be at least 1 day") }
-        options.tombstoneRetention = .seconds(tombstoneRetention * 24 * 3600)
-
+        let options = try makeOptions()
         let seedBytes = try seed.map(Seed.read)
 
         let location = try DatabaseLocation.resolve(database, logger: logger)
@@ -87,6 +79,19 @@ struct Serve: AsyncParsableCommand {
         await server.shutdown(gracePeriod: Self.gracePeriod)
         await pool.shutdown()
         logger.info("stopped")
+    }
+
+    /// The API's switches from the command line, checked.
+    private func makeOptions() throws -> BudgetApp.Options {
+        guard (0...10_000).contains(delay) else { throw ValidationError("--delay must be between 0 and 10000 ms") }
+        guard tombstoneRetention >= 1 else { throw ValidationError("--tombstone-retention must be at least 1 day") }
+        var options = BudgetApp.Options()
+        options.isReadOnly = readOnly
+        options.allowsReset = allowReset
+        options.corsOrigins = corsOrigins.isEmpty ? nil : Set(corsOrigins)
+        options.delay = .milliseconds(delay)
+        options.tombstoneRetention = .seconds(tombstoneRetention * 24 * 3600)
+        return options
     }
 
     /// Applies pending migrations (the migrator logs each), then loads `--seed` into an empty database.
