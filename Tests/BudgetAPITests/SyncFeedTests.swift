@@ -7,7 +7,7 @@ import TestSupport
 extension TestApp {
     /// Two connections are plenty for the sync suites, and keep the whole test run under max_connections.
     static func smallPool(_ url: String) -> PoolConfiguration {
-        PoolConfiguration(url: url, size: 2)
+        PoolConfiguration(url: url, size: 2, checkoutTimeout: .seconds(30))
     }
 
     /// `GET /changes` with the given query, decoded; fails the test on anything but 200.

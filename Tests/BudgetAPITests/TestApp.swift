@@ -13,6 +13,12 @@ final class TestApp: Sendable {
     let port: Int
     let databaseURL: String
 
+    /// Four connections, and a checkout timeout far above any stall a loaded 2-core machine has shown, so a
+    /// busy moment cannot turn into a 503 the test did not ask for.
+    static func defaultPool(_ url: String) -> PoolConfiguration {
+        PoolConfiguration(url: url, size: 4, checkoutTimeout: .seconds(30))
+    }
+
     static let logger: Logger = {
         var logger = Logger(label: "budget-api-tests")
         logger.logLevel = .critical
@@ -22,7 +28,7 @@ final class TestApp: Sendable {
     init(
         databaseURL: String? = nil,
         options: BudgetApp.Options = BudgetApp.Options(),
-        poolConfiguration: (String) -> PoolConfiguration = { PoolConfiguration(url: $0, size: 4) }
+        poolConfiguration: (String) -> PoolConfiguration = TestApp.defaultPool
     ) async throws {
         let url: String
         if let databaseURL { url = databaseURL } else { url = try await TestDatabase.fresh() }
@@ -74,7 +80,7 @@ final class TestApp: Sendable {
     static func with(
         databaseURL: String? = nil,
         options: BudgetApp.Options = BudgetApp.Options(),
-        poolConfiguration: (String) -> PoolConfiguration = { PoolConfiguration(url: $0, size: 4) },
+        poolConfiguration: (String) -> PoolConfiguration = TestApp.defaultPool,
         _ body: (TestApp) async throws -> Void
     ) async throws {
         let app = try await TestApp(databaseURL: databaseURL, options: options, poolConfiguration: poolConfiguration)

@@ -8,7 +8,7 @@ import Testing
 struct ConnectionPoolTests {
     private let logger = Logger(label: "ConnectionPoolTests")
 
-    private func makePool(size: Int, checkoutTimeout: Duration = .seconds(5), url: String? = nil,
+    private func makePool(size: Int, checkoutTimeout: Duration = .seconds(30), url: String? = nil,
                           statementTimeout: Duration? = .seconds(30)) async throws -> ConnectionPool {
         let resolvedURL: String
         if let url { resolvedURL = url } else { resolvedURL = try await TestDatabase.empty() }
@@ -48,9 +48,15 @@ struct ConnectionPoolTests {
         // A loaded machine may take longer than a checkout timeout to connect the worker; wait until it has.
         try await waitUntil("the worker has connected") { (try? await pool.withConnection { _ in true }) ?? false }
         // The only connection stays busy until the test lets go, so the sweeper must fail the next job.
-        let release = DispatchSemaphore(value: 0)
-        let busy = Task { try await pool.withConnection { _ in release.wait() } }
-        try await waitUntil("the busy job holds the connection") { pool.statistics.inUse == 1 }
+        let (started, release) = (DispatchSemaphore(value: 0), DispatchSemaphore(value: 0))
+        let busy = Task {
+            try await pool.withConnection { _ in
+                started.signal()
+                release.wait()
+            }
+        }
+        // The job's own signal, not `inUse`: the warm-up job still counts as in use while its worker tidies up.
+        try await waitUntil("the busy job holds the connection") { started.wait(timeout: .now()) == .success }
         await #expect { try await pool.withConnection { _ in 1 } } throws: { error in
             (error as? PostgresError)?.kind == .poolTimeout
         }
@@ -73,16 +79,18 @@ struct ConnectionPoolTests {
     }
 
     @Test func shutdownFinishesRunningJobsAndFailsWaitingOnes() async throws {
-        let pool = try await makePool(size: 1)
+        // A long checkout timeout: the queued jobs must still be waiting when shutdown comes, however slow.
+        let pool = try await makePool(size: 1, checkoutTimeout: .seconds(60))
         // The running job holds its connection until the test lets go, so the three others must queue.
-        let release = DispatchSemaphore(value: 0)
+        let (started, release) = (DispatchSemaphore(value: 0), DispatchSemaphore(value: 0))
         let running = Task {
             try await pool.withConnection { connection in
+                started.signal()
                 release.wait()
                 return try connection.query("SELECT 1")[0].decode(Int.self, at: 0)
             }
         }
-        try await waitUntil("the running job holds the connection") { pool.statistics.inUse == 1 }
+        try await waitUntil("the running job holds the connection") { started.wait(timeout: .now()) == .success }
         let waiting = (0..<3).map { _ in Task { try await pool.withConnection { _ in 2 } } }
         try await waitUntil("three jobs queue") { pool.statistics.waiting == 3 }
         let shutdown = Task { await shutDown(pool) }
