@@ -39,7 +39,20 @@ struct ConnectionPoolTests {
             #expect(sum == (0..<24).reduce(0, +))
         }
         #expect(gauge.maximum <= 3)
-        #expect(gauge.maximum >= 2)
+        await shutDown(pool)
+    }
+
+    @Test func aPoolOfThreeRunsThreeJobsAtOnce() async throws {
+        let pool = try await makePool(size: 3)
+        // Each job waits inside its connection until all three are inside: only three workers at once can pass.
+        let barrier = Barrier(parties: 3)
+        let passed = try await withThrowingTaskGroup(of: Bool.self) { group in
+            for _ in 0..<3 {
+                group.addTask { try await pool.withConnection { _ in barrier.arriveAndWait(timeout: 20) } }
+            }
+            return try await group.reduce(into: 0) { count, passed in count += passed ? 1 : 0 }
+        }
+        #expect(passed == 3)
         await shutDown(pool)
     }
 
@@ -159,5 +172,26 @@ private final class ConcurrencyGauge: @unchecked Sendable {
 
     func leave() {
         lock.withLock { current -= 1 }
+    }
+}
+
+/// Lets a number of threads wait until all of them have arrived, or a timeout passes.
+// @unchecked Sendable: `arrived` is guarded by `condition`.
+private final class Barrier: @unchecked Sendable {
+    private let condition = NSCondition()
+    private var arrived = 0
+    private let parties: Int
+
+    init(parties: Int) { self.parties = parties }
+
+    /// True when every party arrived before the timeout.
+    func arriveAndWait(timeout seconds: TimeInterval) -> Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        arrived += 1
+        condition.broadcast()
+        let deadline = Date(timeIntervalSinceNow: seconds)
+        while arrived < parties, condition.wait(until: deadline) {}
+        return arrived >= parties
     }
 }
