@@ -88,10 +88,17 @@ public final class Connection {
         try check(PQexec(try openHandle(), script), sql: script)
     }
 
+    /// Whether libpq still counts the connection as up; no syscall, so it misses a backend that went away
+    /// while idle (`isHealthy` looks at the socket for that).
+    public var isConnected: Bool {
+        guard let handle else { return false }
+        return PQstatus(handle) == CONNECTION_OK
+    }
+
     /// Whether the connection still works, checked cheaply: a pending EOF or error from the server is read
     /// without blocking (poll with zero timeout, then `PQconsumeInput`) before asking `PQstatus`.
     public var isHealthy: Bool {
-        guard let handle, PQstatus(handle) == CONNECTION_OK else { return false }
+        guard isConnected, let handle else { return false }
         // A terminated backend sends an error and then closes; each round reads what has arrived so far.
         for _ in 0..<4 {
             var descriptor = pollfd(fd: PQsocket(handle), events: Int16(POLLIN), revents: 0)

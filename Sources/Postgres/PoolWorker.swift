@@ -41,8 +41,11 @@ final class PoolWorker: @unchecked Sendable {
     }
 
     /// Leaves the connection ready for the next job, or replaces it at once when it broke.
+    ///
+    /// A connection lost during the job shows in libpq's status; looking at the socket as well would repeat
+    /// the `isHealthy` check the next job makes anyway (one poll per job, not two, on the hot path).
     private func tidyAfterJob(_ used: Connection) {
-        if !used.isHealthy {
+        if !used.isConnected {
             core.logger.warning("database connection broke during a job; reconnecting")
             discardConnection()
             connectIfAllowed()
