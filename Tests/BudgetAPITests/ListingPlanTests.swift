@@ -13,7 +13,10 @@ func plan(_ query: String, catalog: some FieldCatalog = DocumentCatalog(column: 
         #expect(empty.ordering == nil)
         #expect(empty.limit == nil && empty.offset == 0)
         #expect(!empty.usesPatterns)
-        #expect(empty.orderBy(tieBreak: "d.position").sql == "d.position")
+        // Without _sort the page follows the caller's default order alone, and nothing counts the matches.
+        let statement = empty.selectPage(element: "d.body", from: "documents d", scope: "TRUE", tieBreak: "d.position").sql
+        #expect(statement.contains("d.position AS sort_last") && statement.contains("ORDER BY sort_last LIMIT ALL"))
+        #expect(!statement.contains("count(*)"))
     }
 
     @Test func genericEqualityUsesContainmentForEveryMeaningOfTheText() throws {
@@ -58,7 +61,10 @@ func plan(_ query: String, catalog: some FieldCatalog = DocumentCatalog(column: 
         let sorted = try plan("_sort=views,-author.name&_page=3&_limit=5")
         #expect(sorted.ordering?.sql == "(d.doc #> $1::text[]) ASC NULLS LAST, (d.doc #> $2::text[]) DESC NULLS LAST")
         #expect(sorted.ordering?.bindings == [#"{"views"}"#, #"{"author","name"}"#])
-        #expect(sorted.orderBy(tieBreak: "d.position").sql.hasSuffix("DESC NULLS LAST, d.position"))
+        // The default order breaks ties after the _sort keys, so pages stay stable; a page needs the count.
+        let statement = sorted.selectPage(element: "d.body", from: "documents d", scope: "TRUE", tieBreak: "d.position").sql
+        #expect(statement.contains("ORDER BY sort_1 ASC NULLS LAST, sort_2 DESC NULLS LAST, sort_last LIMIT"))
+        #expect(statement.contains("count(*)"))
         #expect(sorted.limit == 5 && sorted.offset == 10)
         let slice = try plan("_start=4&_end=9")
         #expect(slice.limit == 5 && slice.offset == 4)

@@ -1,8 +1,8 @@
 import Postgres
 
 extension ListPlan {
-    /// One statement answering one row: the number of matching records (bigint) and the requested page of them
-    /// as a compact JSON array (text), in order.
+    /// One statement answering one row: the number of matching records (bigint; 0 when no pagination asked for
+    /// it) and the requested page of them as a compact JSON array (text), in order.
     ///
     /// - Parameters:
     ///   - element: SQL for one record's JSON over the source's alias, e.g. `d.body`; bound values welcome
@@ -27,6 +27,8 @@ extension ListPlan {
         // The sort keys leave the subquery as columns, so string_agg can order by them again rather than rely on
         // row arrival order. A window function (row_number) would sit between LIMIT and the sort and cost the
         // bounded top-N sort: `_sort=views&_limit=10` on 100k records went from a heap of 10 to a sort on disk.
+        // Only pagination reports a total (X-Total-Count, the envelope); a plain list skips the second scan.
+        let counting: Query = pagination == .none ? "SELECT 0::bigint AS total" : "SELECT count(*) AS total \(matching)"
         let keys = sortItems.enumerated().map { index, item in (column: "sort_\(index + 1)", item: item) }
         let keyColumns = keys.map { ", \($0.item.expression) AS \(unsafeSQL: $0.column)" as Query }
         func order(_ prefix: String) -> String {
@@ -36,7 +38,7 @@ extension ListPlan {
             SELECT matched.total, (SELECT coalesce('[' || string_agg(page.element::text, ',' ORDER BY \(unsafeSQL: order("page."))) \
             || ']', '[]') FROM (SELECT \(element) AS element\(Query.joined(keyColumns, separator: "")), \(unsafeSQL: tieBreak) AS sort_last \
             \(matching) ORDER BY \(unsafeSQL: order("")) \(limitClause) \(offsetClause)) page) \
-            FROM (SELECT count(*) AS total \(matching)) matched
+            FROM (\(counting)) matched
             """
     }
 

@@ -59,13 +59,6 @@ struct ListPlan: Sendable {
         sortItems.isEmpty ? nil : Query.joined(sortItems.map { $0.expression + Query(unsafeSQL: $0.direction) }, separator: ", ")
     }
 
-    /// The ORDER BY list: the `_sort` keys, then `tieBreak` (the caller's default order, e.g. `d.position`),
-    /// so equal sort values keep a stable order from page to page.
-    func orderBy(tieBreak: String) -> Query {
-        guard let ordering else { return Query(unsafeSQL: tieBreak) }
-        return ordering + Query(unsafeSQL: ", \(tieBreak)")
-    }
-
     private static func sql(for filter: Filter, catalog: some FieldCatalog, usesPatterns: inout Bool) throws -> Query {
         switch filter {
         case .all(let parts), .any(let parts):
