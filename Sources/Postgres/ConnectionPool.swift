@@ -43,7 +43,7 @@ public final class ConnectionPool: Sendable {
     /// `shutdown()`, `.connectionFailed` while the server cannot be reached, or whatever `body` throws.
     public func withConnection<T: Sendable>(_ body: @escaping @Sendable (Connection) throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
-            core.enqueue(PoolJob(
+            enqueue(PoolJob(
                 enqueuedAt: .now,
                 run: { connection in continuation.resume(with: Result { try body(connection) }) },
                 fail: { error in continuation.resume(throwing: error) }))
@@ -66,6 +66,10 @@ public final class ConnectionPool: Sendable {
                 continuation.resume()
             }.start()
         }
+    }
+
+    func enqueue(_ job: PoolJob) {
+        core.enqueue(job)
     }
 
     /// How the pool connects, e.g. for a `Notifications` listener on the same database.
