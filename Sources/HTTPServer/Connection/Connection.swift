@@ -32,6 +32,8 @@ final class Connection {
     private var closesAfterWrite = false
     private var isPeerClosed = false
     private var interest: Epoll.Events = .readable
+    /// The Task running the handler while `phase` is `.handling`; cancelled when the connection closes first.
+    private var handlerTask: Task<Void, Never>?
     private unowned let loop: EventLoop
 
     init(socket: Socket, serial: UInt64, loop: EventLoop, now: ContinuousClock.Instant) {
@@ -82,8 +84,9 @@ final class Connection {
         isPeerClosed = true
         switch phase {
         case .handling:
-            closesAfterWrite = true
-            updateInterest()
+            // Nobody is left to read the answer. Closing cancels the handler, which ends what it waits on
+            // (a long-poll's notification wait) instead of holding it until its own timeout.
+            loop.close(self)
         default:
             if output.isEmpty { loop.close(self) } else { closesAfterWrite = true; updateInterest() }
         }
@@ -117,7 +120,7 @@ final class Connection {
             method: head.method, target: head.target, components: head.components,
             headers: head.headers, body: body, isHTTP10: head.isHTTP10
         )
-        loop.dispatch(request, isHTTP10: head.isHTTP10, for: self)
+        handlerTask = loop.dispatch(request, isHTTP10: head.isHTTP10, for: self)
     }
 
     /// The whole body once it has arrived, or nil while waiting (after a framing fault too).
@@ -172,6 +175,7 @@ final class Connection {
     /// Takes the handler's serialized answer; drops it if the connection has moved on.
     func deliver(_ bytes: [UInt8], closeAfter: Bool, now: ContinuousClock.Instant) {
         guard case .handling = phase else { return }
+        handlerTask = nil
         closesAfterWrite = closesAfterWrite || closeAfter
         phase = .idle(since: now)
         write(bytes)
@@ -217,6 +221,12 @@ final class Connection {
         input = []
         phase = .draining(until: now + .seconds(2))
         updateInterest()
+    }
+
+    /// Cancels the handler still working for this connection; the loop calls it when it closes the connection.
+    func cancelHandler() {
+        handlerTask?.cancel()
+        handlerTask = nil
     }
 
     // MARK: Readiness and time

@@ -6,6 +6,9 @@
 //   accepts a connection owns it for its whole life. No thread per connection, no lock per read.
 // - A complete request goes to an unstructured Task, which runs the handler on Swift's
 //   cooperative pool and serializes the answer (head and body in one buffer) off the loop.
+//   The Connection keeps the Task's handle (loop thread only, like the rest of it). When the loop
+//   closes a connection whose handler still runs (the peer sent EOF, an error, the drain deadline),
+//   it cancels that Task: cancellation is how long-polls end early, and the answer is dropped.
 // - The Task puts the bytes in the loop's `inbox` (a Mutex) and writes the eventfd only if the
 //   inbox was empty; the loop drains the inbox and sends each answer with one send(),
 //   registering EPOLLOUT only when the socket buffer is full.
@@ -116,10 +119,14 @@ final class EventLoop: @unchecked Sendable {
     }
 
     /// Runs the request's handler in a Task and posts the serialized answer back to this loop.
-    func dispatch(_ request: Request, isHTTP10: Bool, for connection: Connection) {
+    ///
+    /// The Task is returned for the connection to keep, so closing the connection can cancel it.
+    func dispatch(_ request: Request, isHTTP10: Bool, for connection: Connection) -> Task<Void, Never> {
         let (descriptor, serial, responder) = (connection.socket.descriptor, connection.serial, responder)
-        Task {
+        return Task {
             let response = await responder.respond(to: request)
+            // Cancelled only when the connection is closed: nobody can receive the answer.
+            guard !Task.isCancelled else { return }
             let keepAlive = request.isKeepAlive && !isStopping.load(ordering: .relaxed)
             let bytes = ResponseSerializer.serialize(
                 response, requestID: request.id, isHead: request.method == .head, keepAlive: keepAlive, isHTTP10: isHTTP10
@@ -131,6 +138,7 @@ final class EventLoop: @unchecked Sendable {
     func close(_ connection: Connection) {
         guard connections[connection.socket.descriptor] === connection else { return }
         connections[connection.socket.descriptor] = nil
+        connection.cancelHandler()
         connection.socket.close()
     }
 }

@@ -11,6 +11,9 @@ struct Responder: Sendable {
             return try await handler.respond(to: request)
         } catch let error as any ProblemConvertible {
             return error.problem.response
+        } catch is CancellationError where Task.isCancelled {
+            // The client went away (see EventLoop.dispatch); nobody reads this answer, and nothing failed.
+            return Problem(.serviceUnavailable, detail: "The request was cancelled.").response
         } catch {
             // The client learns nothing about the failure; the log gets everything, keyed by request id.
             logger.error(

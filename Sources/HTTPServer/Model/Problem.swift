@@ -18,6 +18,8 @@ public struct Problem: Error, Sendable, CustomStringConvertible {
     public var errors: [FieldError]
     /// Extra headers for the answer, such as `Allow`, `Retry-After` or `WWW-Authenticate`.
     public var headers: Headers
+    /// RFC 9457 extension members after the standard ones, each value already JSON text.
+    public var extensions: [(name: String, json: String)] = []
 
     public init(
         _ status: Status, detail: String? = nil, title: String? = nil, type: String = "about:blank",
@@ -42,6 +44,9 @@ public struct Problem: Error, Sendable, CustomStringConvertible {
         if !errors.isEmpty {
             let items = errors.map { "{\"field\":\($0.field.jsonQuoted),\"message\":\($0.message.jsonQuoted)}" }
             json += ",\"errors\":[\(items.joined(separator: ","))]"
+        }
+        for member in extensions {
+            json += ",\(member.name.jsonQuoted):\(member.json)"
         }
         json += "}"
         var headers = self.headers

@@ -8,7 +8,15 @@ public struct Status: Hashable, Sendable, CustomStringConvertible {
         self.reason = reason
     }
 
+    /// The status with this code and its usual reason phrase (an empty one for a code not listed here).
+    public init(code: Int) {
+        self = Self.known.first { $0.code == code } ?? Status(code: code, reason: "")
+    }
+
     public var description: String { "\(code) \(reason)" }
+
+    /// 2xx: the request was received, understood and accepted.
+    public var isSuccess: Bool { (200..<300).contains(code) }
 
     /// RFC 9110 §6.4.1: these answers never carry content, so they get no Content-Length either.
     var forbidsContent: Bool { code == 204 || code == 304 || (100..<200).contains(code) }
@@ -37,4 +45,11 @@ public struct Status: Hashable, Sendable, CustomStringConvertible {
     public static let notImplemented = Status(code: 501, reason: "Not Implemented")
     public static let serviceUnavailable = Status(code: 503, reason: "Service Unavailable")
     public static let httpVersionNotSupported = Status(code: 505, reason: "HTTP Version Not Supported")
+
+    private static let known: [Status] = [
+        .continue, .ok, .created, .accepted, .noContent, .notModified, .badRequest, .unauthorized, .forbidden,
+        .notFound, .methodNotAllowed, .requestTimeout, .conflict, .gone, .preconditionFailed, .payloadTooLarge,
+        .uriTooLong, .unsupportedMediaType, .unprocessableContent, .requestHeaderFieldsTooLarge,
+        .internalServerError, .notImplemented, .serviceUnavailable, .httpVersionNotSupported,
+    ]
 }
