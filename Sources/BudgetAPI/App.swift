@@ -16,6 +16,8 @@ public enum BudgetApp {
         public var delay: Duration = .zero
         /// `--tombstone-retention`: how long `/changes` keeps deletions (SPEC §5: 30 days by default).
         public var tombstoneRetention: Duration = .seconds(30 * 24 * 3600)
+        /// `--batch-limit`: the most operations one `POST /batch` may hold (413 beyond).
+        public var batchLimit = BatchMiddleware.defaultMaximumOperations
 
         public init() {}
     }
@@ -30,23 +32,66 @@ public enum BudgetApp {
         options: Options = Options(),
         logger: Logger
     ) -> any Handler {
+        makeService(pool: pool, migrator: migrator, options: options, logger: logger).handler
+    }
+
+    /// The handler, and what must happen when the server stops (see `Service.beginShutdown`).
+    public static func makeService(
+        pool: ConnectionPool,
+        migrator: Migrator,
+        options: Options = Options(),
+        logger: Logger
+    ) -> Service {
         let database = Database(pool: pool)
+        let sync = SyncRoutes(database: database, tombstoneRetention: options.tombstoneRetention, logger: logger)
         var router = Router()
         HealthRoutes(database: database, migrator: migrator).register(in: &router)
-        SyncRoutes(database: database, tombstoneRetention: options.tombstoneRetention, logger: logger).register(in: &router)
+        sync.register(in: &router)
         RecordRoutes<Categories>(database: database).register(in: &router)
         CategoryTransactionRoutes(database: database).register(in: &router)
         RecordRoutes<Transactions>(database: database).register(in: &router)
         CollectionRoutes(database: database, allowReset: options.allowsReset).register(in: &router)
+        let idempotency = Idempotency(database: database)
         // Outermost first: the access log sees the final status; CORS headers reach error answers too;
-        // preflights pass read-only mode; database errors get their meaning before anyone else sees them.
+        // preflights pass read-only mode. An idempotency key wraps everything that writes, a whole batch
+        // included, and replays what was stored; each batch operation passes through everything below the
+        // batch, so it is tagged, checked against its If-Match and routed exactly like a request of its own.
+        // Database errors get their API meaning before any of those see them.
         var middleware: [any Middleware] = [
             AccessLogMiddleware(logger: logger),
             CORSMiddleware(allowedOrigins: options.corsOrigins.map { .only($0) } ?? .any, exposedHeaders: exposedHeaders),
         ]
         if options.isReadOnly { middleware.append(ReadOnlyMiddleware()) }
-        middleware.append(DelayMiddleware(defaultDelay: options.delay))
-        middleware.append(DatabaseErrorMiddleware())
-        return router.wrapped(in: middleware)
+        middleware += [
+            DelayMiddleware(defaultDelay: options.delay),
+            IdempotencyMiddleware(idempotency: idempotency),
+            BatchMiddleware(database: database, idempotency: idempotency, maximumOperations: options.batchLimit),
+            EntityTagMiddleware(representationHeaders: representationHeaders),
+            PreconditionMiddleware(database: database, representationHeaders: representationHeaders),
+            DatabaseErrorMiddleware(),
+        ]
+        return Service(handler: router.wrapped(in: middleware), notifications: sync.notifications)
+    }
+
+    /// Headers that belong to a representation as much as its body does, so they count in its ETag: a
+    /// page whose records are unchanged but whose total moved is a different answer.
+    static let representationHeaders = ["X-Total-Count"]
+
+    /// The API's handler and the state that outlives single requests.
+    public struct Service: Sendable {
+        public let handler: any Handler
+        let notifications: Notifications
+
+        /// Answers every waiting long-poll now, and every later one at once, so that a draining server
+        /// answers its pollers (SPEC §6) instead of cutting them off at the grace period. Call it before
+        /// `Server.shutdown`.
+        public func beginShutdown() {
+            notifications.stop()
+        }
+
+        /// Long-polls of `GET /changes` waiting right now.
+        public var longPollWaiters: Int {
+            notifications.waiterCount
+        }
     }
 }

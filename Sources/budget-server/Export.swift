@@ -17,9 +17,9 @@ struct Export: AsyncParsableCommand {
     }
 
     private func export() throws {
-        // One transaction: a snapshot in which every transaction's category is present.
+        // One REPEATABLE READ transaction: one snapshot, in which every transaction's category is present.
         let bytes = try database.withConnection(migrating: true) { connection, _ in
-            try connection.transaction { try Exporter.export($0) }
+            try connection.transaction(isolation: .repeatableRead) { try Exporter.export($0) }
         }
         FileHandle.standardOutput.write(Data(bytes + [UInt8(ascii: "\n")]))
     }

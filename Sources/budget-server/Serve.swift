@@ -36,6 +36,9 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Days the change feed keeps deletions; an older since answers 410 (default 30).")
     var tombstoneRetention: Int = 30
 
+    @Option(help: "The most operations one POST /batch may hold; more answer 413 (default 100).")
+    var batchLimit: Int = 100
+
     @OptionGroup var database: DatabaseOptions
 
     /// How long in-flight requests may take to finish after a stop signal (SPEC §6).
@@ -64,11 +67,8 @@ struct Serve: AsyncParsableCommand {
         try prepareDatabase(url: location.url, migrator: migrator, seed: seedBytes, logger: logger)
 
         let pool = ConnectionPool(configuration: PoolConfiguration(url: location.url, size: poolSize), logger: logger)
-        let server = Server(
-            configuration: configuration,
-            handler: BudgetApp.makeHandler(pool: pool, migrator: migrator, options: options, logger: logger),
-            logger: logger
-        )
+        let service = BudgetApp.makeService(pool: pool, migrator: migrator, options: options, logger: logger)
+        let server = Server(configuration: configuration, handler: service.handler, logger: logger)
         let boundPort = try server.start()
         logger.info("listening on http://\(configuration.host):\(boundPort)", metadata: [
             "startup": "\((clock.now - startedAt).formatted(.units(allowed: [.milliseconds])))",
@@ -76,6 +76,7 @@ struct Serve: AsyncParsableCommand {
 
         let signal = await TerminationSignal.wait()
         logger.info("signal \(signal) received; finishing requests in flight (at most \(Self.gracePeriod))")
+        service.beginShutdown()
         await server.shutdown(gracePeriod: Self.gracePeriod)
         await pool.shutdown()
         logger.info("stopped")
@@ -85,12 +86,14 @@ struct Serve: AsyncParsableCommand {
     private func makeOptions() throws -> BudgetApp.Options {
         guard (0...10_000).contains(delay) else { throw ValidationError("--delay must be between 0 and 10000 ms") }
         guard tombstoneRetention >= 1 else { throw ValidationError("--tombstone-retention must be at least 1 day") }
+        guard (1...10_000).contains(batchLimit) else { throw ValidationError("--batch-limit must be between 1 and 10000") }
         var options = BudgetApp.Options()
         options.isReadOnly = readOnly
         options.allowsReset = allowReset
         options.corsOrigins = corsOrigins.isEmpty ? nil : Set(corsOrigins)
         options.delay = .milliseconds(delay)
         options.tombstoneRetention = .seconds(tombstoneRetention * 24 * 3600)
+        options.batchLimit = batchLimit
         return options
     }
 

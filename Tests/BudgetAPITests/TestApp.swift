@@ -9,6 +9,7 @@ import TestSupport
 /// The whole budget API on a fresh database, served over a real socket on an ephemeral port.
 final class TestApp: Sendable {
     let server: Server
+    let service: BudgetApp.Service
     let pool: ConnectionPool
     let port: Int
     let databaseURL: String
@@ -38,15 +39,13 @@ final class TestApp: Sendable {
         var configuration = ServerConfiguration()
         configuration.port = 0
         configuration.limits.requestTimeout = .seconds(2)
-        server = Server(
-            configuration: configuration,
-            handler: BudgetApp.makeHandler(pool: pool, migrator: migrator, options: options, logger: Self.logger),
-            logger: Self.logger
-        )
+        service = BudgetApp.makeService(pool: pool, migrator: migrator, options: options, logger: Self.logger)
+        server = Server(configuration: configuration, handler: service.handler, logger: Self.logger)
         port = try server.start()
     }
 
     func stop() async {
+        service.beginShutdown()
         await server.shutdown(gracePeriod: .seconds(1))
         await pool.shutdown()
     }

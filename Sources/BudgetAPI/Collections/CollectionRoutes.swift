@@ -64,10 +64,10 @@ struct CollectionRoutes: Sendable {
             let store = DocumentStore(connection: connection)
             try store.requirePlural(name)
             let relations = try store.relations(embeds: asked.embeds, expands: asked.expands, on: name)
-            guard let body = try connection.json(DocumentQueries.find(key, in: name, with: relations)) else {
+            guard let record = try connection.snapshotJSON(DocumentQueries.find(key, in: name, with: relations)) else {
                 throw CollectionError.recordNotFound(collection: name, key: key)
             }
-            return .json(body)
+            return .json(record)
         }
     }
 

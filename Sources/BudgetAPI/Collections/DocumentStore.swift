@@ -106,9 +106,9 @@ struct DocumentStore {
         return body
     }
 
-    /// A singular resource's object; `{}` if it was never written.
-    func singular(_ collection: String) throws -> [UInt8] {
-        try connection.json(DocumentQueries.find("", in: collection)) ?? Array("{}".utf8)
+    /// A singular resource's object (`{}` if it was never written), with the feed position it reflects.
+    func singular(_ collection: String) throws -> SnapshotJSON {
+        try connection.snapshotJSON("SELECT coalesce((\(DocumentQueries.find("", in: collection))), '{}')")!
     }
 
     /// Replaces a singular resource's object, creating its row if a seed left none.

@@ -13,7 +13,15 @@ struct WholeDatabaseRoutes: Sendable {
 
     /// One snapshot of every table, in the shape `budget-server export` prints.
     func read() async throws -> Response {
-        .json(try await database.transaction { try Exporter.export($0) })
+        // REPEATABLE READ: the export takes several statements, and all of them (and X-Sync-Seq) must see one snapshot.
+        let snapshot = try await database.run { connection in
+            try connection.transaction(isolation: .repeatableRead) { connection in
+                let exported = try Exporter.export(connection)
+                let position = try connection.query("SELECT change_feed_position()")[0].decode(Int64.self, at: 0)
+                return SnapshotJSON(json: exported, syncSeq: position)
+            }
+        }
+        return .json(snapshot)
     }
 
     /// Replaces everything with the body, all or nothing; client test suites reset their remote this way.

@@ -11,6 +11,8 @@ enum APIError: ProblemConvertible {
     case unsupportedMediaType(received: String?, accepted: [String])
     case notFound(resource: String, id: Int64)
     case conflict(field: String, detail: String)
+    /// A concurrent write touched the same records first (serialization failure or deadlock).
+    case concurrentWrite
     case invalidFields([Problem.FieldError])
     case databaseUnavailable
 
@@ -31,6 +33,8 @@ enum APIError: ProblemConvertible {
             return Problem(.notFound, detail: "\(resource) \(id) does not exist")
         case .conflict(let field, let detail):
             return Problem(.conflict, detail: detail, errors: [.init(field: field, message: detail)])
+        case .concurrentWrite:
+            return Problem(.conflict, detail: "a concurrent write touched the same records; retry the request")
         case .invalidFields(let errors):
             let names = errors.map(\.field).joined(separator: ", ")
             return Problem(.unprocessableContent, detail: "invalid fields: \(names)", errors: errors)

@@ -31,6 +31,7 @@ struct ListAnswer: Sendable {
         let total = Int(try row.decode(Int64.self, at: 0))
         let records = row.bytes(at: 1) ?? Array("[]".utf8)
         var response = Response.json(ListResponse.body(total: total, pagination: plan.pagination, data: records))
+        response.syncSeq = try row.decode(Int64.self, at: 2)
         for header in ListResponse.headers(total: total, pagination: plan.pagination, url: url) {
             response.headers.replaceOrAdd(header.name, header.value)
         }
@@ -46,6 +47,6 @@ extension Database {
         let run: @Sendable (Connection) throws -> Response = { connection in
             try answer.response(element: Query(unsafeSQL: element), from: source, scope: scope, tieBreak: tieBreak, on: connection)
         }
-        return answer.needsTransaction ? try await transaction(run) : try await pool.withConnection(run)
+        return answer.needsTransaction ? try await transaction(run) : try await self.run(run)
     }
 }

@@ -2,7 +2,8 @@ import Postgres
 
 extension ListPlan {
     /// One statement answering one row: the number of matching records (bigint; 0 when no pagination asked for
-    /// it) and the requested page of them as a compact JSON array (text), in order.
+    /// it), the requested page of them as a compact JSON array (text), in order, and the change feed position
+    /// of the same snapshot (bigint, for `X-Sync-Seq`).
     ///
     /// - Parameters:
     ///   - element: SQL for one record's JSON over the source's alias, e.g. `d.body`; bound values welcome
@@ -37,7 +38,7 @@ extension ListPlan {
         return """
             SELECT matched.total, (SELECT coalesce('[' || string_agg(page.element::text, ',' ORDER BY \(unsafeSQL: order("page."))) \
             || ']', '[]') FROM (SELECT \(element) AS element\(Query.joined(keyColumns, separator: "")), \(unsafeSQL: tieBreak) AS sort_last \
-            \(matching) ORDER BY \(unsafeSQL: order("")) \(limitClause) \(offsetClause)) page) \
+            \(matching) ORDER BY \(unsafeSQL: order("")) \(limitClause) \(offsetClause)) page), change_feed_position() \
             FROM (\(counting)) matched
             """
     }

@@ -30,10 +30,10 @@ struct RecordRoutes<Resource: TypedResource>: Sendable {
 
     func find(_ request: Request) async throws -> Response {
         let id = try recordID(request)
-        guard let body = try await database.json(try Resource.find(id: id, for: request)) else {
+        guard let record = try await database.snapshotJSON(try Resource.find(id: id, for: request)) else {
             throw APIError.notFound(resource: Resource.recordName, id: id)
         }
-        return .json(body)
+        return .json(record)
     }
 
     /// Creates the records of an object or array body; an array is inserted all-or-nothing (SPEC §2, §3).

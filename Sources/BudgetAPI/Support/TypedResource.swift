@@ -50,7 +50,7 @@ extension Database {
     /// Runs one write statement of a `TypedResource` on its own: a single statement is atomic without
     /// BEGIN/COMMIT, which would cost two more round trips.
     func write(_ query: Query) async throws -> WrittenRecord? {
-        try await pool.withConnection { try $0.write(query) }
+        try await run { try $0.write(query) }
     }
 }
 

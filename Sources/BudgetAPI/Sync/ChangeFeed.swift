@@ -50,7 +50,7 @@ struct ChangeFeed: Sendable {
     func page(for request: ChangeFeedRequest) async throws -> ChangePage {
         let query = ChangeFeedQueries.page(since: request.since, limit: request.limit, collection: request.collection)
         let limit = request.limit
-        return try await database.pool.withConnection { connection in
+        return try await database.run { connection in
             let result = try connection.query(query)
             let first = result[0]  // the state row is always there; the LEFT JOIN keeps it
             var changes: [[UInt8]] = []

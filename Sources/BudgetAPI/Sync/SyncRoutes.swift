@@ -5,7 +5,8 @@ import Postgres
 /// `GET /changes` (SPEC §5): the change feed, with paging, a collection filter and long-polling.
 struct SyncRoutes: Sendable {
     let feed: ChangeFeed
-    let purger: TombstonePurger
+    /// Removes tombstones older than the retention window (see PeriodicPurge for why no timer).
+    let purger: PeriodicPurge
     /// Wakes long-polls when any server process commits a change (NOTIFY from migrations/0009).
     let notifications: Notifications
 
@@ -14,7 +15,9 @@ struct SyncRoutes: Sendable {
 
     init(database: Database, tombstoneRetention: Duration, logger: Logger) {
         feed = ChangeFeed(database: database)
-        purger = TombstonePurger(retention: tombstoneRetention)
+        // A window shorter than an hour (tests, a tiny --tombstone-retention) purges that much more often.
+        purger = PeriodicPurge(statement: ChangeFeedQueries.purge(retention: tombstoneRetention),
+                               interval: min(.seconds(3600), tombstoneRetention))
         notifications = Notifications(url: database.pool.configuration.url, channel: Self.channel, logger: logger)
     }
 

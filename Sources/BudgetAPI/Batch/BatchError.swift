@@ -1,0 +1,27 @@
+import HTTPServer
+
+/// The ways a batch as a whole is refused (SPEC §5).
+enum BatchError: ProblemConvertible {
+    case tooManyOperations(Int, maximum: Int)
+    /// An atomic batch stopped at this operation and rolled everything back.
+    case operationFailed(index: Int, operation: BatchRequest.Operation, answer: Response)
+
+    var problem: Problem {
+        switch self {
+        case .tooManyOperations(let count, let maximum):
+            return Problem(.payloadTooLarge, detail: "a batch holds at most \(maximum) operations; this one has \(count); split it")
+        case .operationFailed(let index, let operation, let answer):
+            // The operation's own problem (or body) travels whole, so the client sees exactly why it failed.
+            let failure = answer.body.isEmpty ? "null" : String(decoding: answer.body, as: UTF8.self)
+            var problem = Problem(
+                answer.status,
+                detail: "operation \(index) (\(operation.summary)) failed with \(answer.status.code); "
+                    + "the batch was rolled back and none of its operations was applied",
+                type: "urn:budget-server:problem:batch-operation-failed")
+            problem.extensions = [("operation", String(index)), ("failure", failure)]
+            // A 503's advice holds for the batch as much as for its operation.
+            if let retryAfter = answer.headers["Retry-After"] { problem.headers.add("Retry-After", retryAfter) }
+            return problem
+        }
+    }
+}

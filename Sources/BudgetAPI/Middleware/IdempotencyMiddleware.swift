@@ -1,0 +1,20 @@
+import HTTPServer
+
+/// Honours `Idempotency-Key` on writes (SPEC §5): a retry replays the first answer instead of writing again.
+///
+/// SPEC §5 names POST and PATCH; PUT and DELETE take a key too, so that a retried DELETE replays its 200
+/// rather than answering 404 for the record it deleted itself.
+struct IdempotencyMiddleware: Middleware {
+    private static let keyedMethods: Set<Method> = [.post, .put, .patch, .delete]
+
+    let idempotency: Idempotency
+
+    func respond(to request: Request, next: any Handler) async throws -> Response {
+        guard Self.keyedMethods.contains(request.method), let key = try IdempotencyKey.from(request) else {
+            return try await next.respond(to: request)
+        }
+        return try await idempotency.run(key: key, fingerprint: RequestFingerprint(request)) {
+            try await next.respond(to: request)
+        }
+    }
+}

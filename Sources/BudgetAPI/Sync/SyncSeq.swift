@@ -1,0 +1,49 @@
+import HTTPServer
+import Postgres
+
+// X-Sync-Seq (SPEC §5): every GET of a list or record says which change feed position its data reflects.
+// The position is read by the same statement as the data, so both come from one snapshot, and seqs are
+// handed out in commit order (migrations/0009): a client that loads a list and then follows /changes from
+// this number misses nothing and sees nothing twice.
+
+extension Response {
+    static let syncSeqHeader = "X-Sync-Seq"
+
+    /// The change feed position this answer's data reflects.
+    var syncSeq: Int64? {
+        get { headers[Self.syncSeqHeader].flatMap { Int64($0) } }
+        set {
+            if let newValue { headers.replaceOrAdd(Self.syncSeqHeader, String(newValue)) } else { headers.remove(Self.syncSeqHeader) }
+        }
+    }
+
+    /// A JSON record read with its feed position, as `Connection.snapshotJSON` answers it.
+    static func json(_ snapshot: SnapshotJSON) -> Response {
+        var response = Response.json(snapshot.json)
+        response.syncSeq = snapshot.syncSeq
+        return response
+    }
+}
+
+/// JSON read by one statement together with the change feed position of that statement's snapshot.
+struct SnapshotJSON: Sendable {
+    let json: [UInt8]
+    let syncSeq: Int64
+}
+
+extension Connection {
+    /// The first column of the first row `query` selects, with `change_feed_position()` from the same
+    /// snapshot; nil when the query selects no row.
+    func snapshotJSON(_ query: Query) throws -> SnapshotJSON? {
+        let result = try self.query("SELECT snapshot.json, change_feed_position() FROM (\(query)) AS snapshot(json)")
+        guard result.count > 0 else { return nil }
+        return SnapshotJSON(json: result[0].bytes(at: 0) ?? [], syncSeq: try result[0].decode(Int64.self, at: 1))
+    }
+}
+
+extension Database {
+    /// See `Connection.snapshotJSON`.
+    func snapshotJSON(_ query: Query) async throws -> SnapshotJSON? {
+        try await run { connection in try connection.snapshotJSON(query) }
+    }
+}
