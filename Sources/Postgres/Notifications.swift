@@ -67,6 +67,11 @@ public final class Notifications: Sendable {
         core.stop()
     }
 
+    /// Whether `stop()` was called: waits return at once from now on.
+    public var isStopped: Bool {
+        core.isStopped
+    }
+
     /// Waiters currently suspended, for tests and metrics.
     public var waiterCount: Int {
         core.waiterCount

@@ -26,8 +26,8 @@ public final class ReservedConnection: Sendable {
         var isReleased = false
     }
 
-    // NSCondition is not Sendable; `state` is only touched with it locked.
-    private nonisolated(unsafe) let condition = NSCondition()
+    private let condition = NSCondition()
+    // Only touched with `condition` locked.
     private nonisolated(unsafe) var state = State()
 
     init() {}

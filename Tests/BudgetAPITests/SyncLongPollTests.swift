@@ -65,4 +65,34 @@ import TestSupport
             }
         }
     }
+
+    @Test func aClientThatHangsUpFreesItsWaiter() async throws {
+        try await TestApp.with(poolConfiguration: TestApp.smallPool) { app in
+            // The client is not Sendable, so one thread opens it, waits for the poll to be registered, and hangs up.
+            try await runOffCooperativePool { [port = app.port, service = app.service] in
+                let client = try TestClient(port: port)
+                defer { client.close() }
+                try client.send("GET /changes?since=0&wait=60 HTTP/1.1\r\nHost: x\r\n\r\n")
+                let deadline = ContinuousClock.now + .seconds(20)
+                while service.longPollWaiters != 1 {
+                    guard ContinuousClock.now < deadline else { throw WaitTimedOut(description: "the long-poll never waited") }
+                    Thread.sleep(forTimeInterval: 0.005)
+                }
+            }
+            // Without the hang-up noticed, the waiter would stay for the whole minute.
+            try await waitUntil("the waiter is gone") { app.service.longPollWaiters == 0 }
+        }
+    }
+
+    @Test func shuttingDownAnswersWaitingLongPolls() async throws {
+        let app = try await TestApp(poolConfiguration: TestApp.smallPool)
+        _ = try await app.request("POST", "/categories", json: #"{"title":"Before","amount":1}"#)
+        async let polled = app.request("GET", "/changes?since=1&wait=60")
+        try await waitUntil("the long-poll waits") { app.service.longPollWaiters == 1 }
+        // What a SIGTERM does (Serve.swift): answer the pollers, then drain with a grace period far below the wait.
+        await app.stop()
+        let response = try await polled
+        #expect(response.status == 200)
+        #expect(response.text == #"{"changes":[],"lastSeq":1,"hasMore":false}"#)
+    }
 }

@@ -1,6 +1,10 @@
 /// The condition a test waited for did not hold in time.
 public struct WaitTimedOut: Error, CustomStringConvertible {
     public let description: String
+
+    public init(description: String) {
+        self.description = description
+    }
 }
 
 /// Polls `condition` until it holds, and fails after `timeout` rather than looping forever.

@@ -43,7 +43,9 @@ struct SyncRoutes: Sendable {
             guard page.changes.isEmpty, remaining > .zero else { return .json(page.json) }
             // A notification for another collection wakes us too; we look again and wait out the rest.
             _ = await notifications.wait(after: seen, timeout: remaining)
-            if Task.isCancelled { return .json(page.json) }
+            // A client that hung up, or a server shutting down (which stops the notifications), ends the wait
+            // with what there is now rather than looking again until the deadline.
+            if Task.isCancelled || notifications.isStopped { return .json(page.json) }
         }
     }
 }
