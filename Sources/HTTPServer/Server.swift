@@ -31,8 +31,11 @@ public final class Server: Sendable {
             let listener = try Socket.listen(on: address)
             do {
                 let port = try listener.localAddress().port
+                let openConnections = OpenConnections()
                 let loops = try (0..<max(1, configuration.eventLoopCount)).map { _ in
-                    try EventLoop(listener: listener, responder: responder, limits: configuration.limits, logger: logger)
+                    try EventLoop(
+                        listener: listener, responder: responder, limits: configuration.limits,
+                        openConnections: openConnections, logger: logger)
                 }
                 loops.forEach { $0.start() }
                 running = Running(listener: listener, loops: loops)

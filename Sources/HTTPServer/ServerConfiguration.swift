@@ -38,15 +38,25 @@ public struct Limits: Sendable {
     public var requestTimeout: Duration
     /// Keep-alive connection with no request under way; longer → closed silently.
     public var idleTimeout: Duration
+    /// Most header lines in one request (or chunked trailer); more → 431.
+    public var maxHeaderCount: Int
+    /// Requests one connection may carry; the last is answered with `Connection: close`.
+    public var maxRequestsPerConnection: Int
+    /// Open connections across all event loops; one more is answered 503 and closed, the others unaffected.
+    public var maxConnections: Int
 
     public init(
         maxRequestLineBytes: Int = 8 * 1024, maxHeaderBytes: Int = 16 * 1024, maxBodyBytes: Int = 1024 * 1024,
-        requestTimeout: Duration = .seconds(10), idleTimeout: Duration = .seconds(60)
+        requestTimeout: Duration = .seconds(10), idleTimeout: Duration = .seconds(60),
+        maxHeaderCount: Int = 100, maxRequestsPerConnection: Int = 10_000, maxConnections: Int = 16_384
     ) {
         self.maxRequestLineBytes = maxRequestLineBytes
         self.maxHeaderBytes = maxHeaderBytes
         self.maxBodyBytes = maxBodyBytes
         self.requestTimeout = requestTimeout
         self.idleTimeout = idleTimeout
+        self.maxHeaderCount = maxHeaderCount
+        self.maxRequestsPerConnection = maxRequestsPerConnection
+        self.maxConnections = maxConnections
     }
 }

@@ -36,8 +36,19 @@ extension OverRealSockets {
         }
 
         @Test func largeHeaderSectionIs431() async throws {
-            let fields = (0..<200).map { "X-Field-\($0): " + String(repeating: "v", count: 100) + "\r\n" }.joined()
+            let fields = (0..<20).map { "X-Field-\($0): " + String(repeating: "v", count: 1000) + "\r\n" }.joined()
             try await expectFault("GET /hello HTTP/1.1\r\nHost: a\r\n" + fields + "\r\n", status: 431)
+        }
+
+        @Test func tooManyHeaderLinesIs431EvenWhenTheyAreSmall() async throws {
+            let fields = (0..<10).map { "X-\($0): v\r\n" }.joined()
+            try await expectFault("GET /hello HTTP/1.1\r\nHost: a\r\n" + fields + "\r\n", status: 431, limits: Limits(maxHeaderCount: 10))
+            try await withTestServer(limits: Limits(maxHeaderCount: 11)) { port, _ in
+                let response = try await runOffCooperativePool {
+                    try TestClient(port: port).request("GET", "/hello", headers: (0..<10).map { ("X-\($0)", "v") })
+                }
+                #expect(response.status == 200)
+            }
         }
 
         @Test(arguments: [
@@ -74,6 +85,74 @@ extension OverRealSockets {
                 #expect(try client.request("GET", "/hello").status == 200)
                 try await Task.sleep(for: .milliseconds(600))
                 #expect(client.isClosedByServer())
+            }
+        }
+    }
+}
+
+extension OverRealSockets {
+    /// Limits on connections themselves (SPEC §6, issue #6): how many, how many requests each, and a header every answer carries.
+    @Suite struct ConnectionLimits {
+        @Test func theLastRequestAConnectionMayCarryIsAnsweredWithClose() async throws {
+            try await withTestServer(limits: Limits(maxRequestsPerConnection: 3)) { port, _ in
+                let (answers, closed) = try await runOffCooperativePool {
+                    let client = try TestClient(port: port)
+                    let answers = try (1...3).map { _ in try client.request("GET", "/hello") }
+                    return (answers, client.isClosedByServer())
+                }
+                #expect(answers.map(\.status) == [200, 200, 200])
+                #expect(answers.map { $0.header("Connection") } == [nil, nil, "close"])
+                #expect(closed)
+            }
+        }
+
+        @Test func connectionsOverTheLimitAre503AndTheOpenOnesGoOn() async throws {
+            try await withTestServer(limits: Limits(maxConnections: 2)) { port, _ in
+                let outcome = try await runOffCooperativePool {
+                    let first = try TestClient(port: port)
+                    let second = try TestClient(port: port)
+                    // Both are counted once they answered; the third then finds the server full.
+                    _ = try first.request("GET", "/hello")
+                    _ = try second.request("GET", "/hello")
+                    let third = try TestClient(port: port)
+                    let refused = try third.readResponse()
+                    let thirdClosed = third.isClosedByServer()
+                    let stillServed = try first.request("GET", "/hello").status
+                    second.close()
+                    return (refused, thirdClosed, stillServed)
+                }
+                #expect(outcome.0.status == 503)
+                #expect(outcome.0.header("Retry-After") == "1")
+                #expect(outcome.0.header("Content-Type") == "application/problem+json")
+                #expect(outcome.1)
+                #expect(outcome.2 == 200)
+                // A closed connection frees its place.
+                try await waitUntil("a new connection is served again") {
+                    let status = try? await runOffCooperativePool { try TestClient(port: port).request("GET", "/hello").status }
+                    return status == 200
+                }
+            }
+        }
+
+        @Test func everyAnswerForbidsContentSniffing() async throws {
+            try await withTestServer { port, _ in
+                let answers = try await runOffCooperativePool {
+                    [
+                        try TestClient(port: port).request("GET", "/hello"),
+                        try TestClient(port: port).request("GET", "/nowhere"),
+                        try TestClient(port: port).request("GET", "/fail"),
+                    ]
+                }
+                let fault = try await runOffCooperativePool {
+                    let client = try TestClient(port: port)
+                    try client.send("GET /hello HTTP/1.1\nHost: a\n\n")
+                    return try client.readResponse()
+                }
+                for answer in answers + [fault] {
+                    #expect(answer.header("X-Content-Type-Options") == "nosniff", "\(answer.status)")
+                }
+                #expect(answers.map(\.status) == [200, 404, 500])
+                #expect(fault.status == 400)
             }
         }
     }

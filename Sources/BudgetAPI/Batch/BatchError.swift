@@ -18,7 +18,10 @@ enum BatchError: ProblemConvertible {
                 detail: "operation \(index) (\(operation.summary)) failed with \(answer.status.code); "
                     + "the batch was rolled back and none of its operations was applied",
                 type: "urn:budget-server:problem:batch-operation-failed")
-            problem.extensions = [("operation", String(index)), ("failure", failure)]
+            // Its headers too: a 412's ETag is what the client needs to retry.
+            var headers = JSONObject()
+            for header in answer.headers where header.name != "Content-Type" { headers[header.name] = .string(header.value) }
+            problem.extensions = [("operation", String(index)), ("failure", failure), ("headers", JSONWriter.string(.object(headers)))]
             // A 503's advice holds for the batch as much as for its operation.
             if let retryAfter = answer.headers["Retry-After"] { problem.headers.add("Retry-After", retryAfter) }
             return problem

@@ -51,11 +51,15 @@ struct IdempotencyKey: Sendable, Hashable, CustomStringConvertible {
         try self.init(key)
     }
 
-    /// A key already unquoted, as a batch operation's `idempotencyKey` gives it.
+    /// A key already unquoted, as a batch operation's `idempotencyKey` gives it: printable ASCII only, like
+    /// a header's, so the same key means the same thing in both places (and a NUL never reaches PostgreSQL).
     init(_ value: String) throws {
         guard !value.isEmpty else { throw IdempotencyError.malformedKey("the key is empty") }
-        guard value.count <= Self.maximumLength else {
-            throw IdempotencyError.malformedKey("the key has \(value.count) characters; at most \(Self.maximumLength) are allowed")
+        guard value.unicodeScalars.allSatisfy({ (0x20...0x7E).contains($0.value) }) else {
+            throw IdempotencyError.malformedKey("a key may hold printable ASCII characters only")
+        }
+        guard value.utf8.count <= Self.maximumLength else {
+            throw IdempotencyError.malformedKey("the key has \(value.utf8.count) characters; at most \(Self.maximumLength) are allowed")
         }
         self.value = value
     }

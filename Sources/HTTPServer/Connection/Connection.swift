@@ -30,6 +30,7 @@ final class Connection {
     private var outputOffset = 0
     private var lastWriteProgress: ContinuousClock.Instant
     private var closesAfterWrite = false
+    private var requestsReceived = 0
     private var isPeerClosed = false
     private var interest: Epoll.Events = .readable
     /// The Task running the handler while `phase` is `.handling`; cancelled when the connection closes first.
@@ -116,10 +117,13 @@ final class Connection {
         pendingHead = nil
         phase = .handling
         if input.isEmpty && input.capacity > 16 * 1024 { input = [] }
-        let request = Request(
+        var request = Request(
             method: head.method, target: head.target, components: head.components,
             headers: head.headers, body: body, isHTTP10: head.isHTTP10
         )
+        requestsReceived += 1
+        // The last request a connection may carry is answered with `Connection: close`.
+        if requestsReceived >= loop.limits.maxRequestsPerConnection { request.isKeepAlive = false }
         handlerTask = loop.dispatch(request, isHTTP10: head.isHTTP10, for: self)
     }
 

@@ -57,18 +57,38 @@ extension EventLoop {
             } catch {
                 return logger.error("accept failed: \(error)")
             }
+            guard openConnections.admit(limit: limits.maxConnections) else {
+                refuse(socket)
+                continue
+            }
             do {
                 // One write per response is only fast if Nagle does not hold it back.
                 try socket.setNoDelay()
                 try epoll.add(socket.descriptor, for: .readable)
             } catch {
                 logger.warning("dropping new connection: \(error)")
+                openConnections.remove()
                 socket.close()
                 continue
             }
             nextSerial += 1
             connections[socket.descriptor] = Connection(socket: socket, serial: nextSerial, loop: self, now: now)
         }
+    }
+
+    /// Answers a connection over `Limits.maxConnections` with 503 and closes it; the open ones go on.
+    ///
+    /// The answer fits any socket buffer, so one non-blocking send either delivers it or the client is gone.
+    private func refuse(_ socket: Socket) {
+        logger.warning("refusing a connection: \(limits.maxConnections) are open already")
+        let problem = Problem(
+            .serviceUnavailable, detail: "The server has too many open connections; retry shortly.",
+            headers: Headers([("Retry-After", "1")]))
+        let bytes = ResponseSerializer.serialize(
+            problem.response, requestID: RequestID.make(), isHead: false, keepAlive: false, isHTTP10: false)
+        _ = try? bytes.withUnsafeBytes { try socket.send($0) }
+        try? socket.shutdownWrite()
+        socket.close()
     }
 
     private func receiveMessages(now: ContinuousClock.Instant) {

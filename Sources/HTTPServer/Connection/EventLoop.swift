@@ -61,6 +61,8 @@ final class EventLoop: @unchecked Sendable {
     let listener: Socket
     private let responder: Responder
     let inbox = Mutex(Inbox())
+    /// Shared by every loop of the server, for `Limits.maxConnections`.
+    let openConnections: OpenConnections
     private let isStopping = Atomic<Bool>(false)
     // Loop thread only, like every var below.
     var connections: [Int32: Connection] = [:]
@@ -69,8 +71,11 @@ final class EventLoop: @unchecked Sendable {
     var drainRequest: (deadline: ContinuousClock.Instant, done: CheckedContinuation<Void, Never>)?
     let sweepInterval: Duration
 
-    init(listener: Socket, responder: Responder, limits: Limits, logger: Logger) throws(SocketError) {
+    init(
+        listener: Socket, responder: Responder, limits: Limits, openConnections: OpenConnections, logger: Logger
+    ) throws(SocketError) {
         self.listener = listener
+        self.openConnections = openConnections
         self.responder = responder
         self.limits = limits
         self.logger = logger
@@ -138,7 +143,27 @@ final class EventLoop: @unchecked Sendable {
     func close(_ connection: Connection) {
         guard connections[connection.socket.descriptor] === connection else { return }
         connections[connection.socket.descriptor] = nil
+        openConnections.remove()
         connection.cancelHandler()
         connection.socket.close()
     }
+}
+
+/// The number of open connections across all loops of one server.
+final class OpenConnections: Sendable {
+    private let count = Atomic<Int>(0)
+
+    /// Counts a new connection unless `limit` are open already; false means refuse it.
+    func admit(limit: Int) -> Bool {
+        guard count.add(1, ordering: .relaxed).newValue > limit else { return true }
+        count.subtract(1, ordering: .relaxed)
+        return false
+    }
+
+    /// Counts a connection closed.
+    func remove() {
+        count.subtract(1, ordering: .relaxed)
+    }
+
+    var current: Int { count.load(ordering: .relaxed) }
 }

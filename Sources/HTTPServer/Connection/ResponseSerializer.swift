@@ -2,7 +2,7 @@
 /// so the connection answers with a single write.
 enum ResponseSerializer {
     /// Headers the connection owns; a handler's own values for them are replaced.
-    private static let connectionOwned = ["Content-Length", "Connection", "Transfer-Encoding", "X-Request-Id"]
+    private static let connectionOwned = ["Content-Length", "Connection", "Transfer-Encoding", "X-Request-Id", "X-Content-Type-Options"]
 
     static func serialize(_ response: Response, requestID: String, isHead: Bool, keepAlive: Bool, isHTTP10: Bool) -> [UInt8] {
         let sendsBody = !isHead && !response.status.forbidsContent
@@ -24,7 +24,8 @@ enum ResponseSerializer {
             // RFC 9112 §9.3: an HTTP/1.0 client persists only when told so.
             append("Connection: keep-alive\r\n", to: &bytes)
         }
-        append("X-Request-Id: \(requestID)\r\n\r\n", to: &bytes)
+        // SPEC §6: no browser may guess a type other than the one declared, on any answer.
+        append("X-Content-Type-Options: nosniff\r\nX-Request-Id: \(requestID)\r\n\r\n", to: &bytes)
         if sendsBody { bytes.append(contentsOf: response.body) }
         return bytes
     }

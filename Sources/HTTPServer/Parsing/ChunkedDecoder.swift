@@ -70,7 +70,7 @@ struct ChunkedDecoder {
     /// RFC 9112 §7.1.2: the trailer section is field lines up to an empty line.
     private func trailers(_ bytes: UnsafeRawBufferPointer, from start: Int, body: [UInt8]) -> ParseResult<[UInt8]> {
         let fields = FieldSection(bytes: bytes)
-        switch fields.scan(from: start, maxBytes: limits.maxHeaderBytes) {
+        switch fields.scan(from: start, maxBytes: limits.maxHeaderBytes, maxCount: limits.maxHeaderCount) {
         case .incomplete:
             return .incomplete
         case .invalid(let problem):

@@ -2,10 +2,10 @@
 struct FieldSection {
     let bytes: UnsafeRawBufferPointer
 
-    /// Scans lines from `start` to the empty line that ends the section, within `maxBytes`.
+    /// Scans lines from `start` to the empty line that ends the section, within `maxBytes` and `maxCount` lines.
     ///
     /// Returns the content ranges of the field lines; `consumed` is the index just past the empty line.
-    func scan(from start: Int, maxBytes: Int) -> ParseResult<[Range<Int>]> {
+    func scan(from start: Int, maxBytes: Int, maxCount: Int) -> ParseResult<[Range<Int>]> {
         let scanner = LineScanner(bytes: bytes)
         let limit = start + maxBytes
         var lines: [Range<Int>] = []
@@ -14,6 +14,12 @@ struct FieldSection {
             switch scanner.line(from: position, limit: limit) {
             case .line(let content, let next):
                 if content.isEmpty { return .complete(lines, consumed: next) }
+                // Many tiny fields fit in the byte limit yet cost a String pair each; the count bounds that.
+                guard lines.count < maxCount else {
+                    return .invalid(Problem(
+                        .requestHeaderFieldsTooLarge, detail: "The header section has more than \(maxCount) fields."
+                    ))
+                }
                 lines.append(content)
                 position = next
             case .notFound(let searchedTo):

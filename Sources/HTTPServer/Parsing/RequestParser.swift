@@ -23,7 +23,7 @@ struct RequestParser {
         }
         if requestLine.count > limits.maxRequestLineBytes { return .invalid(uriTooLong) }
         let fields = FieldSection(bytes: bytes)
-        switch fields.scan(from: headerStart, maxBytes: limits.maxHeaderBytes) {
+        switch fields.scan(from: headerStart, maxBytes: limits.maxHeaderBytes, maxCount: limits.maxHeaderCount) {
         case .incomplete:
             return .incomplete
         case .invalid(let problem):
