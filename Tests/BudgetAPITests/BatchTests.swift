@@ -1,0 +1,422 @@
+import BudgetAPI
+import Foundation
+import Testing
+import TestSupport
+
+extension TestResponse {
+    /// A `POST /batch` answer's `results`.
+    fileprivate var batchResults: [[String: Any]] {
+        object["results"] as? [[String: Any]] ?? []
+    }
+
+    fileprivate var batchStatuses: [Int] {
+        batchResults.map { $0["status"] as? Int ?? -1 }
+    }
+}
+
+extension Dictionary where Key == String, Value == Any {
+    /// A batch result's header.
+    fileprivate func resultHeader(_ name: String) -> String? {
+        (self["headers"] as? [String: Any])?.first { $0.key.lowercased() == name.lowercased() }?.value as? String
+    }
+
+    fileprivate var resultBody: [String: Any] {
+        self["body"] as? [String: Any] ?? [:]
+    }
+}
+
+/// Two decoded JSON values are equal.
+private func sameJSON(_ left: Any?, _ right: Any?) -> Bool {
+    guard let left = left as? NSObject, let right = right as? NSObject else { return false }
+    return left.isEqual(right)
+}
+
+/// `text` as a JSON string literal's content (quotes and backslashes escaped).
+private func jsonEscaped(_ text: String) -> String {
+    text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
+}
+
+/// `POST /batch` (SPEC §5): an offline outbox in one request, all-or-nothing when atomic.
+@Suite struct BatchTests {
+    static let failedType = "urn:budget-server:problem:batch-operation-failed"
+
+    @Test func anAtomicBatchAppliesEveryOperationAndAnswersThemInOrder() async throws {
+        try await TestApp.with { app in
+            #expect(try await app.request("POST", "/categories", json: #"{"title":"Old","amount":5}"#).status == 201)
+            let response = try await app.request("POST", "/batch", json: """
+                {"atomic":true,"operations":[
+                  {"method":"POST","path":"/categories","body":{"id":500,"title":"Groceries","amount":200}},
+                  {"method":"POST","path":"/categories/500/transactions","body":{"title":"Milk","amount":3.49}},
+                  {"method":"PATCH","path":"/categories/500","body":{"amount":250}},
+                  {"method":"DELETE","path":"/categories/1"}
+                ]}
+                """)
+            #expect(response.status == 200, "\(response.text)")
+            #expect(response.header("Content-Type")?.hasPrefix("application/json") == true)
+            #expect(response.object["atomic"] as? Bool == true)
+            let results = response.batchResults
+            #expect(response.batchStatuses == [201, 201, 200, 200], "\(response.text)")
+            guard results.count == 4 else { return }
+            #expect(results[0].resultHeader("Location") == "/categories/500")
+            #expect(results[0].resultHeader("Content-Type") == nil)
+            #expect(results[0].resultBody["id"] as? Int == 500)
+            #expect(results[1].resultHeader("Location") == "/transactions/1")
+            #expect(results[1].resultBody["categoryId"] as? Int == 500)
+            #expect(results[1].resultBody["title"] as? String == "Milk")
+            #expect(results[2].resultBody["amount"] as? Double == 250)
+            #expect(results[2].resultBody["version"] as? Int == 2)
+            #expect(results[2].resultHeader("ETag") != nil)
+            #expect(results[3].resultBody["id"] as? Int == 1)
+            #expect(results[3].resultBody["title"] as? String == "Old")
+
+            #expect(try await app.scalar("SELECT string_agg(id || ' ' || title || ' ' || amount || ' v' || version, ',') FROM categories") == "500 Groceries 250.00 v2")
+            #expect(try await app.scalar("SELECT string_agg(id || ' ' || category_id || ' ' || title, ',') FROM transactions") == "1 500 Milk")
+            let category = try await app.request("GET", "/categories/500")
+            #expect(category.text.contains(#""amount":250.00,"spent":3.49"#), "\(category.text)")
+            // The ETag an operation answered is the one a GET gives now (nothing changed the record since).
+            #expect(category.header("ETag") == results[2].resultHeader("ETag"))
+            #expect(try await app.request("GET", "/categories/1").status == 404)
+        }
+    }
+
+    @Test(arguments: [
+        (#"{"method":"PATCH","path":"/categories/999","body":{"amount":1}}"#, 404, [String]()),
+        (#"{"method":"PATCH","path":"/categories/500","body":{"amount":"abc"}}"#, 422, ["amount"]),
+        (#"{"method":"POST","path":"/categories/500/transactions","body":{"title":"","amount":1}}"#, 422, ["title"]),
+    ])
+    func aFailingOperationRollsBackTheWholeAtomicBatch(third: String, status: Int, fields: [String]) async throws {
+        try await TestApp.with { app in
+            let changesBefore = try await app.rowCount(of: "change_log")
+            let response = try await app.request("POST", "/batch", json: """
+                {"atomic":true,"operations":[
+                  {"method":"POST","path":"/categories","body":{"id":500,"title":"Groceries","amount":200},"idempotencyKey":"rolled-back"},
+                  {"method":"POST","path":"/categories/500/transactions","body":{"title":"Milk","amount":3}},
+                  \(third),
+                  {"method":"POST","path":"/categories","body":{"title":"Never reached","amount":1}}
+                ]}
+                """)
+            #expect(response.status == status, "\(response.text)")
+            #expect(response.header("Content-Type") == "application/problem+json")
+            let problem = response.object
+            #expect(problem["type"] as? String == Self.failedType)
+            #expect(problem["status"] as? Int == status)
+            #expect(problem["operation"] as? Int == 2)
+            let failure = problem["failure"] as? [String: Any] ?? [:]
+            #expect(failure["status"] as? Int == status, "\(response.text)")
+            let failureFields = (failure["errors"] as? [[String: Any]] ?? []).compactMap { $0["field"] as? String }
+            #expect(failureFields == fields)
+
+            // Nothing of the operations before it exists, the keyed one's key included.
+            #expect(try await app.rowCount(of: "categories") == 0)
+            #expect(try await app.rowCount(of: "transactions") == 0)
+            #expect(try await app.rowCount(of: "idempotency_keys") == 0)
+            #expect(try await app.rowCount(of: "change_log") == changesBefore)
+            // So the first operation's key is free: sent alone, it runs.
+            let alone = try await app.request(
+                "POST", "/categories", json: #"{"id":500,"title":"Groceries","amount":200}"#, headers: [("Idempotency-Key", "rolled-back")])
+            #expect(alone.status == 201, "\(alone.text)")
+            #expect(alone.header("Idempotent-Replayed") == nil)
+        }
+    }
+
+    @Test(arguments: [#""atomic":false,"#, ""])
+    func aNonAtomicBatchAppliesWhatSucceedsAndReportsWhatFailed(atomicMember: String) async throws {
+        try await TestApp.with { app in
+            let response = try await app.request("POST", "/batch", json: """
+                {\(atomicMember)"operations":[
+                  {"method":"POST","path":"/categories","body":{"title":"First","amount":1}},
+                  {"method":"PATCH","path":"/categories/999","body":{"amount":1}},
+                  {"method":"POST","path":"/categories","body":{"title":"","amount":1}},
+                  {"method":"POST","path":"/categories","body":{"title":"Last","amount":1}}
+                ]}
+                """)
+            #expect(response.status == 200, "\(response.text)")
+            #expect(response.object["atomic"] as? Bool == false)
+            #expect(response.batchStatuses == [201, 404, 422, 201], "\(response.text)")
+            let results = response.batchResults
+            guard results.count == 4 else { return }
+            #expect(results[1].resultBody["status"] as? Int == 404)
+            #expect(results[1].resultBody["type"] != nil)
+            #expect(results[2].resultBody["status"] as? Int == 422)
+            #expect((results[2].resultBody["errors"] as? [[String: Any]])?.first?["field"] as? String == "title")
+            #expect(results[3].resultBody["title"] as? String == "Last")
+            #expect(try await app.scalar("SELECT string_agg(title, ',' ORDER BY id) FROM categories") == "First,Last")
+        }
+    }
+
+    @Test func keyedOperationsReplayWhenTheBatchIsSentAgainOrAlone() async throws {
+        try await TestApp.with { app in
+            let batch = """
+                {"atomic":true,"operations":[
+                  {"method":"POST","path":"/categories","body":{"id":7,"title":"Keyed","amount":10},"idempotencyKey":"op-category"},
+                  {"method":"POST","path":"/categories/7/transactions","body":{"title":"Tea","amount":2},"idempotencyKey":"op-transaction"}
+                ]}
+                """
+            let first = try await app.request("POST", "/batch", json: batch)
+            #expect(first.status == 200, "\(first.text)")
+            #expect(first.batchStatuses == [201, 201])
+            #expect(first.batchResults.allSatisfy { $0.resultHeader("Idempotent-Replayed") == nil })
+            #expect(first.header("Idempotent-Replayed") == nil)
+            #expect(try await app.rowCount(of: "idempotency_keys") == 2)
+
+            let again = try await app.request("POST", "/batch", json: batch)
+            #expect(again.status == 200, "\(again.text)")
+            #expect(again.batchStatuses == [201, 201])
+            let results = again.batchResults
+            guard results.count == 2, first.batchResults.count == 2 else { return }
+            for index in 0..<2 {
+                #expect(results[index].resultHeader("Idempotent-Replayed") == "true", "\(again.text)")
+                #expect(sameJSON(results[index]["body"], first.batchResults[index]["body"]))
+                #expect(results[index].resultHeader("Location") == first.batchResults[index].resultHeader("Location"))
+            }
+            #expect(try await app.rowCount(of: "categories") == 1)
+            #expect(try await app.rowCount(of: "transactions") == 1)
+            #expect(try await app.rowCount(of: "idempotency_keys") == 2)
+
+            // The operation's key is the header's key: sent alone, the same request replays too.
+            let alone = try await app.request(
+                "POST", "/categories/7/transactions", json: #"{"title":"Tea","amount":2}"#, headers: [("Idempotency-Key", "op-transaction")])
+            #expect(alone.status == 201, "\(alone.text)")
+            #expect(alone.header("Idempotent-Replayed") == "true")
+            #expect(alone.header("Location") == "/transactions/1")
+            #expect(sameJSON(try? alone.json(), first.batchResults[1]["body"]))
+            #expect(try await app.rowCount(of: "transactions") == 1)
+            // And the key of another request is refused as it would be for the header.
+            let reused = try await app.request(
+                "POST", "/categories", json: #"{"id":7,"title":"Changed","amount":10}"#, headers: [("Idempotency-Key", "op-category")])
+            #expect(reused.status == 422)
+            #expect(reused.object["type"] as? String == "urn:budget-server:problem:idempotency-key-reused")
+        }
+    }
+
+    @Test func anIdempotencyKeyOnTheBatchReplaysTheWholeAnswer() async throws {
+        try await TestApp.with { app in
+            let batch = """
+                {"atomic":false,"operations":[
+                  {"method":"POST","path":"/categories","body":{"title":"Once","amount":1}},
+                  {"method":"PATCH","path":"/categories/999","body":{"amount":1}}
+                ]}
+                """
+            let key = [("Idempotency-Key", "whole-batch")]
+            let first = try await app.request("POST", "/batch", json: batch, headers: key)
+            #expect(first.status == 200, "\(first.text)")
+            #expect(first.batchStatuses == [201, 404])
+            #expect(first.header("Idempotent-Replayed") == nil)
+
+            let retry = try await app.request("POST", "/batch", json: batch, headers: key)
+            #expect(retry.status == 200)
+            #expect(retry.header("Idempotent-Replayed") == "true")
+            #expect(retry.body == first.body, "\(retry.text)")
+            #expect(try await app.rowCount(of: "categories") == 1)
+            #expect(try await app.rowCount(of: "change_log") == 1)
+
+            let otherBatch = try await app.request("POST", "/batch", json: #"{"operations":[{"method":"POST","path":"/categories","body":{"title":"Other","amount":1}}]}"#, headers: key)
+            #expect(otherBatch.status == 422)
+            #expect(otherBatch.object["type"] as? String == "urn:budget-server:problem:idempotency-key-reused")
+            #expect(try await app.rowCount(of: "categories") == 1)
+        }
+    }
+
+    @Test func aBatchOverTheLimitIs413AndWritesNothing() async throws {
+        var options = BudgetApp.Options()
+        options.batchLimit = 3
+        try await TestApp.with(options: options) { app in
+            func operations(_ count: Int) -> String {
+                (1...count).map { #"{"method":"POST","path":"/categories","body":{"title":"T\#($0)","amount":1}}"# }.joined(separator: ",")
+            }
+            let four = operations(4)
+            let tooMany = try await app.request("POST", "/batch", json: #"{"atomic":false,"operations":[\#(four)]}"#)
+            #expect(tooMany.status == 413, "\(tooMany.text)")
+            #expect(tooMany.header("Content-Type") == "application/problem+json")
+            #expect(try await app.rowCount(of: "categories") == 0)
+
+            let three = operations(3)
+            let atLimit = try await app.request("POST", "/batch", json: #"{"atomic":false,"operations":[\#(three)]}"#)
+            #expect(atLimit.status == 200, "\(atLimit.text)")
+            #expect(try await app.rowCount(of: "categories") == 3)
+        }
+    }
+
+    static let validOperation = #"{"method":"POST","path":"/categories","body":{"title":"Valid","amount":1},"idempotencyKey":"valid-op"}"#
+
+    @Test(arguments: [
+        (#"{"method":"GET","path":"/categories"}"#, ["operations[1].method"]),
+        (#"{"method":"FOO","path":"/categories","body":{}}"#, ["operations[1].method"]),
+        (#"{"method":5,"path":"/categories","body":{}}"#, ["operations[1].method"]),
+        (#"{"path":"/categories","body":{}}"#, ["operations[1].method"]),
+        (#"{"method":"POST","path":"categories","body":{}}"#, ["operations[1].path"]),
+        (#"{"method":"POST","path":"/batch","body":{}}"#, ["operations[1].path"]),
+        (#"{"method":"POST","path":"/batch/x","body":{}}"#, ["operations[1].path"]),
+        (#"{"method":"POST","body":{}}"#, ["operations[1].path"]),
+        (#"{"method":"PATCH","path":"/categories/1","body":{},"ifMatch":"abc"}"#, ["operations[1].ifMatch"]),
+        (#"{"method":"POST","path":"/categories","body":{},"idempotencyKey":"\#(String(repeating: "k", count: 300))"}"#, ["operations[1].idempotencyKey"]),
+        (#"{"method":"POST","path":"/categories","body":{},"idempotencyKey":""}"#, ["operations[1].idempotencyKey"]),
+        (#"{"method":"POST","path":"/categories","body":{},"extra":1}"#, ["operations[1].extra"]),
+        (#"{"method":"DELETE","path":"/categories/1","body":{}}"#, ["operations[1].body"]),
+        (#"{"method":"GET","path":"x"}"#, ["operations[1].method", "operations[1].path"]),
+        (#""POST /categories""#, ["operations[1]"]),
+    ])
+    func aMalformedOperationIs422NamingItAndWritesNothing(operation: String, fields: [String]) async throws {
+        try await TestApp.with { app in
+            let response = try await app.request("POST", "/batch", json: #"{"atomic":false,"operations":[\#(Self.validOperation),\#(operation)]}"#)
+            #expect(response.status == 422, "\(response.text)")
+            #expect(response.header("Content-Type") == "application/problem+json")
+            #expect(Set(response.problemFields) == Set(fields), "\(response.text)")
+            #expect(try await app.rowCount(of: "categories") == 0)
+            #expect(try await app.rowCount(of: "idempotency_keys") == 0)
+            #expect(try await app.rowCount(of: "change_log") == 0)
+        }
+    }
+
+    @Test(arguments: [
+        (#"{"atomic":true,"operations":{}}"#, ["operations"]),
+        (#"{"atomic":true,"operations":[]}"#, ["operations"]),
+        (#"{"atomic":true}"#, ["operations"]),
+        (#"{"atomic":"yes","operations":[\#(BatchTests.validOperation)]}"#, ["atomic"]),
+        (#"{"atomic":true,"operations":[\#(BatchTests.validOperation)],"extra":1}"#, ["extra"]),
+        (#"{"atomic":1,"operations":"all"}"#, ["atomic", "operations"]),
+        (#"{"atomic":true,"operations":[{"method":"GET","path":"/x"},\#(BatchTests.validOperation),{"method":"POST"}]}"#, ["operations[0].method", "operations[2].path"]),
+    ])
+    func aMalformedBatchIs422NamingTheMembersAndWritesNothing(body: String, fields: [String]) async throws {
+        try await TestApp.with { app in
+            let response = try await app.request("POST", "/batch", json: body)
+            #expect(response.status == 422, "\(response.text)")
+            #expect(Set(response.problemFields) == Set(fields), "\(response.text)")
+            #expect(try await app.rowCount(of: "categories") == 0)
+            #expect(try await app.rowCount(of: "idempotency_keys") == 0)
+        }
+    }
+
+    @Test func aBatchThatIsNotJSONOrNotPostIsRefused() async throws {
+        try await TestApp.with { app in
+            let notJSON = try await app.request("POST", "/batch", json: #"{"atomic":true,"operations":["#)
+            #expect(notJSON.status == 400, "\(notJSON.text)")
+            #expect(notJSON.header("Content-Type") == "application/problem+json")
+
+            let notAnObject = try await app.request("POST", "/batch", json: #"[\#(Self.validOperation)]"#)
+            #expect(notAnObject.status == 400, "\(notAnObject.text)")
+
+            let wrongType = try await app.request(
+                "POST", "/batch", json: #"{"operations":[\#(Self.validOperation)]}"#, headers: [("Content-Type", "text/plain")])
+            #expect(wrongType.status == 415, "\(wrongType.text)")
+
+            let get = try await app.request("GET", "/batch")
+            #expect(get.status == 405)
+            #expect(get.header("Allow") == "POST")
+            let put = try await app.request("PUT", "/batch", json: #"{"operations":[\#(Self.validOperation)]}"#)
+            #expect(put.status == 405)
+            #expect(put.header("Allow") == "POST")
+
+            #expect(try await app.rowCount(of: "categories") == 0)
+            #expect(try await app.rowCount(of: "idempotency_keys") == 0)
+        }
+    }
+
+    @Test(arguments: [
+        ("PATCH", "/nosuch/1", #","body":{"a":1}"#),
+        ("DELETE", "/nosuch/1", ""),
+        ("PUT", "/a/b/c/d/e", #","body":{"a":1}"#),
+    ])
+    func anOperationNoRouteKnowsFailsTheAtomicBatchWith404(method: String, path: String, body: String) async throws {
+        try await TestApp.with { app in
+            let response = try await app.request("POST", "/batch", json: """
+                {"atomic":true,"operations":[
+                  \(Self.validOperation),
+                  {"method":"\(method)","path":"\(path)"\(body)}
+                ]}
+                """)
+            #expect(response.status == 404, "\(response.text)")
+            #expect(response.object["type"] as? String == Self.failedType)
+            #expect(response.object["operation"] as? Int == 1)
+            #expect(try await app.rowCount(of: "categories") == 0)
+            #expect(try await app.rowCount(of: "documents") == 0)
+            #expect(try await app.rowCount(of: "idempotency_keys") == 0)
+            #expect(try await app.rowCount(of: "change_log") == 0)
+        }
+    }
+
+    @Test func aStaleIfMatchFailsTheAtomicBatchWith412() async throws {
+        try await TestApp.with { app in
+            let created = try await app.request("POST", "/categories", json: #"{"title":"Shared","amount":1}"#)
+            let staleTag = try #require(created.header("ETag"))
+            let edited = try await app.request("PATCH", "/categories/1", json: #"{"amount":2}"#)
+            let currentTag = try #require(edited.header("ETag"))
+            #expect(staleTag != currentTag)
+            let changesBefore = try await app.rowCount(of: "change_log")
+
+            func batch(ifMatch tag: String) -> String {
+                """
+                {"atomic":true,"operations":[
+                  {"method":"POST","path":"/categories","body":{"title":"Fresh","amount":1}},
+                  {"method":"PATCH","path":"/categories/1","body":{"amount":9},"ifMatch":"\(jsonEscaped(tag))"}
+                ]}
+                """
+            }
+            let stale = try await app.request("POST", "/batch", json: batch(ifMatch: staleTag))
+            #expect(stale.status == 412, "\(stale.text)")
+            #expect(stale.object["type"] as? String == Self.failedType)
+            #expect(stale.object["operation"] as? Int == 1)
+            #expect((stale.object["failure"] as? [String: Any])?["status"] as? Int == 412)
+            // The failed operation's headers travel too: its ETag is what the client retries with.
+            #expect((stale.object["headers"] as? [String: Any])?["ETag"] as? String == currentTag, "\(stale.text)")
+            #expect(try await app.scalar("SELECT string_agg(title || ' ' || amount || ' v' || version, ',') FROM categories") == "Shared 2.00 v2")
+            #expect(try await app.rowCount(of: "change_log") == changesBefore)
+
+            let current = try await app.request("POST", "/batch", json: batch(ifMatch: currentTag))
+            #expect(current.status == 200, "\(current.text)")
+            #expect(current.batchStatuses == [201, 200])
+            #expect(try await app.scalar("SELECT amount FROM categories WHERE id = 1") == "9.00")
+        }
+    }
+
+    @Test func theSameKeyTwiceInOneBatchReplaysOrIsRefusedLikeTwoRequests() async throws {
+        try await TestApp.with { app in
+            let response = try await app.request("POST", "/batch", json: """
+                {"atomic":false,"operations":[
+                  {"method":"POST","path":"/categories","body":{"title":"Twice","amount":1},"idempotencyKey":"twice"},
+                  {"method":"POST","path":"/categories","body":{"title":"Twice","amount":1},"idempotencyKey":"twice"},
+                  {"method":"POST","path":"/categories","body":{"title":"Other","amount":1},"idempotencyKey":"twice"}
+                ]}
+                """)
+            #expect(response.status == 200, "\(response.text)")
+            #expect(response.batchStatuses == [201, 201, 422], "\(response.text)")
+            let results = response.batchResults
+            guard results.count == 3 else { return }
+            #expect(results[0].resultHeader("Idempotent-Replayed") == nil)
+            #expect(results[1].resultHeader("Idempotent-Replayed") == "true")
+            #expect(sameJSON(results[1]["body"], results[0]["body"]))
+            #expect(results[2].resultBody["type"] as? String == "urn:budget-server:problem:idempotency-key-reused")
+            #expect(try await app.rowCount(of: "categories") == 1)
+        }
+    }
+
+    /// A batch key holds what a header key may (printable ASCII): a NUL used to be cut off by libpq's text
+    /// parameters, so `k\u0000a`, `k\u0000b` and the header key `k` were all stored and looked up as `k`.
+    @Test func aBatchKeyWithANulIsRefusedNotTruncatedIntoAnotherKey() async throws {
+        try await TestApp.with { app in
+            let first = try await app.request("POST", "/batch", json: #"{"operations":[{"method":"POST","path":"/categories","body":{"title":"A","amount":1},"idempotencyKey":"k\u0000a"}]}"#)
+            #expect(first.status == 422, "\(first.text)")
+            #expect(first.problemFields == ["operations[0].idempotencyKey"])
+            #expect(try await app.rowCount(of: "categories") == 0)
+            #expect(try await app.rowCount(of: "idempotency_keys") == 0)
+            // The header key `k` is a key of its own and runs.
+            let header = try await app.request("POST", "/categories", json: #"{"title":"C","amount":1}"#, headers: [("Idempotency-Key", "k")])
+            #expect(header.status == 201, "\(header.text)")
+            #expect(header.header("Idempotent-Replayed") == nil)
+        }
+    }
+
+    /// The 255 limit is the table's (char_length): a key of 200 "é" written as e + U+0301 (200 grapheme clusters,
+    /// 400 code points) used to pass validation, fail the INSERT's CHECK above DatabaseErrorMiddleware and turn
+    /// the whole batch into a 500.
+    @Test func aBatchKeyOver255CodePointsIs422Not500() async throws {
+        try await TestApp.with { app in
+            let key = String(repeating: "e\\u0301", count: 200)
+            let response = try await app.request("POST", "/batch", json: #"{"operations":[{"method":"POST","path":"/categories","body":{"title":"A","amount":1},"idempotencyKey":"\#(key)"}]}"#)
+            #expect(response.status == 422, "\(response.text)")
+            #expect(response.problemFields == ["operations[0].idempotencyKey"])
+            #expect(try await app.rowCount(of: "categories") == 0)
+            #expect(try await app.rowCount(of: "idempotency_keys") == 0)
+        }
+    }
+}
