@@ -35,9 +35,9 @@ enum CategoryQueries {
     /// What category lists select from: each row `c` with its balance `b`.
     static let listSource = "categories c \(balance)"
 
-    /// One row when the category exists, none otherwise.
+    /// Whether the category exists, as a boolean expression.
     static func exists(id: Int64) -> Query {
-        "SELECT 1 FROM categories WHERE id = \(id)"
+        "EXISTS (SELECT 1 FROM categories WHERE id = \(id))"
     }
 
     static func find(id: Int64, embeddingTransactions: Bool) -> Query {

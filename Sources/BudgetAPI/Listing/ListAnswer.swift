@@ -20,14 +20,20 @@ struct ListAnswer: Sendable {
     /// Whether the statement must run inside a transaction, for its `SET LOCAL statement_timeout`.
     var needsTransaction: Bool { plan.usesPatterns }
 
-    /// Runs the list statement (see `ListPlan.selectPage`) and builds the response around PostgreSQL's JSON.
-    func response(element: Query, from source: String, scope: Query, tieBreak: String, on connection: Connection) throws -> Response {
+    /// Runs the list statement (see `ListPlan.selectPage`) and builds the response around PostgreSQL's JSON;
+    /// throws `missingOwner` when `ownerExists` is false.
+    func response(
+        element: Query, from source: String, scope: Query, tieBreak: String,
+        owner: (exists: Query, missing: any Error)? = nil, on connection: Connection
+    ) throws -> Response {
         if plan.usesPatterns {
             // SET LOCAL ends with the caller's transaction, so the pooled connection gets its default back.
             try connection.execute(script: "SET LOCAL statement_timeout = '\(Self.patternTimeout)'")
         }
-        let statement = plan.selectPage(element: element, from: source, scope: scope, tieBreak: tieBreak)
+        let statement = plan.selectPage(
+            element: element, from: source, scope: scope, tieBreak: tieBreak, ownerExists: owner?.exists ?? "TRUE")
         let row = try connection.query(statement)[0]
+        if let owner, try !row.decode(Bool.self, at: 3) { throw owner.missing }
         let total = Int(try row.decode(Int64.self, at: 0))
         let records = row.bytes(at: 1) ?? Array("[]".utf8)
         var response = Response.json(ListResponse.body(total: total, pagination: plan.pagination, data: records))
@@ -42,10 +48,13 @@ struct ListAnswer: Sendable {
 extension Database {
     /// Answers a list on a pooled connection, in a transaction only when the plan needs one.
     func list(
-        _ answer: ListAnswer, element: String, from source: String, scope: Query = "TRUE", tieBreak: String
+        _ answer: ListAnswer, element: String, from source: String, scope: Query = "TRUE", tieBreak: String,
+        owner: (exists: Query, missing: any Error & Sendable)? = nil
     ) async throws -> Response {
         let run: @Sendable (Connection) throws -> Response = { connection in
-            try answer.response(element: Query(unsafeSQL: element), from: source, scope: scope, tieBreak: tieBreak, on: connection)
+            try answer.response(
+                element: Query(unsafeSQL: element), from: source, scope: scope, tieBreak: tieBreak,
+                owner: owner.map { ($0.exists, $0.missing) }, on: connection)
         }
         return answer.needsTransaction ? try await transaction(run) : try await self.run(run)
     }

@@ -2,8 +2,8 @@ import Postgres
 
 extension ListPlan {
     /// One statement answering one row: the number of matching records (bigint; 0 when no pagination asked for
-    /// it), the requested page of them as a compact JSON array (text), in order, and the change feed position
-    /// of the same snapshot (bigint, for `X-Sync-Seq`).
+    /// it), the requested page of them as a compact JSON array (text), in order, the change feed position
+    /// of the same snapshot (bigint, for `X-Sync-Seq`), and `ownerExists` (boolean).
     ///
     /// - Parameters:
     ///   - element: SQL for one record's JSON over the source's alias, e.g. `d.body`; bound values welcome
@@ -12,7 +12,9 @@ extension ListPlan {
     ///   - source: the FROM list, e.g. `documents d` (program text only).
     ///   - scope: which rows belong to the list at all, e.g. `d.collection = \(name)`; bound values welcome.
     ///   - tieBreak: the default order, one expression appended after the `_sort` keys, e.g. `d.position`.
-    func selectPage(element: Query, from source: String, scope: Query, tieBreak: String) -> Query {
+    ///   - ownerExists: for a nested list, whether its parent record exists, e.g. `EXISTS (SELECT 1 FROM categories
+    ///     WHERE id = 7)`; answered by the same statement, so a 404 costs no extra round trip.
+    func selectPage(element: Query, from source: String, scope: Query, tieBreak: String, ownerExists: Query = "TRUE") -> Query {
         let matching: Query = "FROM \(unsafeSQL: source) WHERE (\(scope)) AND \(condition)"
         let limitClause: Query = limit.map { "LIMIT \($0)::bigint" } ?? "LIMIT ALL"
         let offsetClause: Query
@@ -38,13 +40,13 @@ extension ListPlan {
         return """
             SELECT matched.total, (SELECT coalesce('[' || string_agg(page.element::text, ',' ORDER BY \(unsafeSQL: order("page."))) \
             || ']', '[]') FROM (SELECT \(element) AS element\(Query.joined(keyColumns, separator: "")), \(unsafeSQL: tieBreak) AS sort_last \
-            \(matching) ORDER BY \(unsafeSQL: order("")) \(limitClause) \(offsetClause)) page), change_feed_position() \
+            \(matching) ORDER BY \(unsafeSQL: order("")) \(limitClause) \(offsetClause)) page), change_feed_position(), \(ownerExists) \
             FROM (\(counting)) matched
             """
     }
 
     /// The same statement for an element that is fixed program text, e.g. a typed resource's `row_to_json`.
-    func selectPage(element: String, from source: String, scope: Query, tieBreak: String) -> Query {
-        selectPage(element: Query(unsafeSQL: element), from: source, scope: scope, tieBreak: tieBreak)
+    func selectPage(element: String, from source: String, scope: Query, tieBreak: String, ownerExists: Query = "TRUE") -> Query {
+        selectPage(element: Query(unsafeSQL: element), from: source, scope: scope, tieBreak: tieBreak, ownerExists: ownerExists)
     }
 }

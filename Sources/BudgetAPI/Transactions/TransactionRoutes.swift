@@ -49,12 +49,10 @@ struct CategoryTransactionRoutes: Sendable {
         let categoryID = try recordID(request)
         let answer = try ListAnswer(request: request, catalog: Transactions.catalog)
         let element = try Transactions.listElement(for: request)
-        guard try await database.json(CategoryQueries.exists(id: categoryID)) != nil else {
-            throw APIError.notFound(resource: Categories.recordName, id: categoryID)
-        }
         return try await database.list(
             answer, element: element, from: Transactions.listSource,
-            scope: "t.category_id = \(categoryID)", tieBreak: Transactions.defaultOrder
+            scope: "t.category_id = \(categoryID)", tieBreak: Transactions.defaultOrder,
+            owner: (CategoryQueries.exists(id: categoryID), APIError.notFound(resource: Categories.recordName, id: categoryID))
         )
     }
 
