@@ -1,0 +1,68 @@
+@testable import BudgetAPI
+import Foundation
+import HTTPServer
+import Postgres
+import Testing
+
+/// bench/sql/*.sql must run exactly the SQL of the routes they stand for (issue #5: pgbench "running the same
+/// SQL as that endpoint"), so a change to a route's query fails here until the bench script follows it.
+@Suite struct BenchSQLTests {
+    static let benchSQL = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("bench/sql")
+
+    /// The id the pgbench scripts draw at random (`\set id random(1, 200)`), as the routes bind it.
+    static let id: Int64 = 424_242
+
+    static func listRequest() throws -> ListAnswer {
+        try ListAnswer(request: Request(method: .get, target: "/categories/\(id)/transactions"), catalog: Transactions.catalog)
+    }
+
+    /// Each script's statements, rendered from the routes' own queries.
+    static func expectedStatements() throws -> [String: [Query]] {
+        let list = try listRequest()
+        return [
+            "category": [
+                "SELECT snapshot.json, change_feed_position() FROM (\(CategoryQueries.find(id: id, embeddingTransactions: false))) AS snapshot(json)",
+            ],
+            "transactions": [
+                list.plan.selectPage(
+                    element: try Transactions.listElement(for: Request(method: .get, target: "/")), from: Transactions.listSource,
+                    scope: "t.category_id = \(id)", tieBreak: Transactions.defaultOrder,
+                    ownerExists: CategoryQueries.exists(id: id)),
+            ],
+            "post": [
+                TransactionQueries.insert(try TransactionFields(
+                    ["title": .string("bench"), "amount": .number("12.50")], mode: .complete,
+                    categoryIDFromPath: id, fieldPrefix: "")),
+            ],
+        ]
+    }
+
+    /// A query as pgbench runs it: the route's id as `:id`, other values inline, and the colons of the
+    /// timestamp format escaped so pgbench does not read `:MI` as a variable.
+    static func pgbenchText(_ query: Query) -> String {
+        var text = query.sql
+        for (index, value) in query.bindings.enumerated().reversed() {
+            let literal: String
+            switch value {
+            case String(id)?: literal = ":id"
+            case let value?: literal = "'" + value.replacingOccurrences(of: "'", with: "''") + "'"
+            case nil: literal = "NULL"
+            }
+            text = text.replacingOccurrences(of: "$\(index + 1)", with: literal)
+        }
+        return text
+            .replacingOccurrences(of: "'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"'", with: "U&'YYYY-MM-DD\"T\"HH24\\003AMI\\003ASS.MS\"Z\"'")
+            .split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }.joined(separator: " ")
+    }
+
+    @Test(arguments: ["category", "transactions", "post"])
+    func benchScriptRunsTheRoutesSQL(name: String) throws {
+        let file = try String(contentsOf: Self.benchSQL.appendingPathComponent("\(name).sql"), encoding: .utf8)
+        let statements = file.split(separator: "\n").filter { !$0.hasPrefix("--") && !$0.hasPrefix("\\") && !$0.isEmpty }
+            .map { String($0) }
+        let expected = try #require(try Self.expectedStatements()[name]).map { Self.pgbenchText($0) + ";" }
+        #expect(statements == expected, "bench/sql/\(name).sql is stale; its statements should read:\n\(expected.joined(separator: "\n"))")
+    }
+}
