@@ -146,3 +146,20 @@ import TestSupport
         }
     }
 }
+
+/// A statement cut off by `statement_timeout` (issue #6: every query runs under one) is a 503, not a 500.
+@Suite struct StatementTimeoutTests {
+    @Test func aQueryOverTheStatementTimeoutIs503WithRetryAfter() async throws {
+        // 20,000 rows cannot be rendered as JSON within 1 ms, however fast the machine.
+        try await TestApp.with(poolConfiguration: { PoolConfiguration(url: $0, size: 2, checkoutTimeout: .seconds(30), statementTimeout: .milliseconds(1)) }) { app in
+            _ = try await app.scalar("""
+                WITH c AS (INSERT INTO categories (id, title, amount) VALUES (1, 'Big', 1) RETURNING id)
+                INSERT INTO transactions (category_id, title, amount) SELECT 1, 't' || g, 1 FROM c, generate_series(1, 20000) g RETURNING 1
+                """)
+            let response = try await app.request("GET", "/transactions")
+            #expect(response.status == 503, "\(response.text.prefix(200))")
+            #expect(response.header("Retry-After") == "1")
+            #expect(response.header("Content-Type") == "application/problem+json")
+        }
+    }
+}

@@ -15,6 +15,8 @@ enum APIError: ProblemConvertible {
     case concurrentWrite
     case invalidFields([Problem.FieldError])
     case databaseUnavailable
+    /// A statement ran into its `statement_timeout` and was cancelled.
+    case queryTimedOut
 
     /// How long a client should wait before retrying while PostgreSQL is unreachable.
     static let retryAfterSeconds = 1
@@ -38,6 +40,12 @@ enum APIError: ProblemConvertible {
         case .invalidFields(let errors):
             let names = errors.map(\.field).joined(separator: ", ")
             return Problem(.unprocessableContent, detail: "invalid fields: \(names)", errors: errors)
+        case .queryTimedOut:
+            return Problem(
+                .serviceUnavailable,
+                detail: "the query took longer than the server allows and was cancelled; nothing was changed",
+                headers: Headers([("Retry-After", "\(Self.retryAfterSeconds)")])
+            )
         case .databaseUnavailable:
             return Problem(
                 .serviceUnavailable,

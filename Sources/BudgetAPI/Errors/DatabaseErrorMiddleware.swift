@@ -35,6 +35,9 @@ extension APIError {
         case (SQLState.invalidRegularExpression, _):
             // SPEC §3: an invalid `_like` (or `:like`) pattern is the client's mistake, a 400, not json-server's 500.
             self = .malformedQuery("a _like pattern is not a valid regular expression (\(error.message ?? "rejected by PostgreSQL"))")
+        case (SQLState.queryCanceled, _):
+            // Only statement_timeout cancels our queries; the transaction rolled back with it.
+            self = .queryTimedOut
         case _ where error.isConcurrentWrite:
             // Database.withinTransaction runs its body again on this; elsewhere the client sees a 409.
             self = .concurrentWrite
