@@ -1,6 +1,7 @@
 import HTTPServer
 import Logging
 import Postgres
+import Prometheus
 
 /// The budget API as one HTTP handler: every route and middleware is listed here, in one place.
 public enum BudgetApp {
@@ -18,12 +19,21 @@ public enum BudgetApp {
         public var tombstoneRetention: Duration = .seconds(30 * 24 * 3600)
         /// `--batch-limit`: the most operations one `POST /batch` may hold (413 beyond).
         public var batchLimit = BatchMiddleware.defaultMaximumOperations
+        /// `--api-token`: when set, every route but the health checks needs `Authorization: Bearer <token>`
+        /// (SPEC §6). A secret: never log it.
+        public var apiToken: String?
+        /// Where request, pool and long-poll metrics go; `GET /metrics` renders it. Each `Options()` has a
+        /// registry of its own, so servers in one process (tests) do not count into one another's.
+        public var metricsRegistry = PrometheusCollectorRegistry()
 
         public init() {}
     }
 
+    /// Routes that answer without a token, so that orchestrators can probe the server (SPEC §6).
+    public static let openPaths: Set<String> = ["/health", "/ready"]
+
     /// Headers a browser app may read from our answers (SPEC §6).
-    static let exposedHeaders = ["X-Total-Count", "Link", "Location", "ETag", "X-Sync-Seq"]
+    static let exposedHeaders = ["X-Total-Count", "Link", "Location", "ETag", "X-Sync-Seq", "Idempotent-Replayed", "Retry-After"]
 
     /// Builds the handler the HTTP server runs; `migrator` lets `/ready` see unapplied migrations.
     public static func makeHandler(
@@ -44,26 +54,37 @@ public enum BudgetApp {
     ) -> Service {
         let database = Database(pool: pool)
         let sync = SyncRoutes(database: database, tombstoneRetention: options.tombstoneRetention, logger: logger)
+        let metrics = MetricsRoutes.makeFactory(registry: options.metricsRegistry)
         var router = Router()
         HealthRoutes(database: database, migrator: migrator).register(in: &router)
+        MetricsRoutes(registry: options.metricsRegistry, factory: metrics, pool: pool, notifications: sync.notifications)
+            .register(in: &router)
         sync.register(in: &router)
         RecordRoutes<Categories>(database: database).register(in: &router)
         CategoryTransactionRoutes(database: database).register(in: &router)
         RecordRoutes<Transactions>(database: database).register(in: &router)
         CollectionRoutes(database: database, allowReset: options.allowsReset).register(in: &router)
         let idempotency = Idempotency(database: database)
-        // Outermost first: the access log sees the final status; CORS headers reach error answers too;
-        // preflights pass read-only mode. An idempotency key wraps everything that writes, a whole batch
-        // included, and replays what was stored; each batch operation passes through everything below the
-        // batch, so it is tagged, checked against its If-Match and routed exactly like a request of its own.
-        // Database errors get their API meaning before any of those see them.
+        // Outermost first: every request is named by its route template before anything can answer it; the
+        // access log and metrics see the final status; CORS headers reach error answers too; preflights
+        // pass without a token and in read-only mode; a missing token is 401 before a write is 403. An
+        // idempotency key wraps everything that writes, a whole batch included, and replays what was stored;
+        // each batch operation passes through everything below the batch, so it is tagged, checked against
+        // its If-Match and routed exactly like a request of its own. Database errors get their API meaning
+        // before any of those see them.
         var middleware: [any Middleware] = [
+            RouteMiddleware(router: router, otherRoutes: [BatchMiddleware.path]),
             AccessLogMiddleware(logger: logger),
+            MetricsMiddleware(factory: metrics),
             CORSMiddleware(allowedOrigins: options.corsOrigins.map { .only($0) } ?? .any, exposedHeaders: exposedHeaders),
         ]
+        if let token = options.apiToken { middleware.append(BearerTokenMiddleware(token: token, openPaths: openPaths)) }
         if options.isReadOnly { middleware.append(ReadOnlyMiddleware()) }
         middleware += [
             DelayMiddleware(defaultDelay: options.delay),
+            // Twice: here for the queries of idempotency keys, batches and preconditions themselves (a
+            // database outage is a 503 there too), innermost so each batch operation gets its own answer.
+            DatabaseErrorMiddleware(),
             IdempotencyMiddleware(idempotency: idempotency),
             BatchMiddleware(database: database, idempotency: idempotency, maximumOperations: options.batchLimit),
             EntityTagMiddleware(representationHeaders: representationHeaders),

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import HTTPServer
 import Logging
 
 /// Picks a setting from a flag, else an environment variable, else a default (SPEC §1).
@@ -64,15 +65,36 @@ struct DatabaseOptions: ParsableArguments {
     }
 }
 
-/// Sends every log line to standard error at one level, chosen once at the edge.
-func makeLogger(level: Logger.Level) -> Logger {
+/// How log lines look: text for people, JSON Lines for log collectors (`--log-format`, env LOG_FORMAT).
+enum LogFormat: String, CaseIterable, ExpressibleByArgument {
+    case text
+    case json
+
+    static func resolve(_ flag: LogFormat?) throws -> LogFormat {
+        let name = try Setting.resolve(flag?.rawValue, environment: "LOG_FORMAT", default: LogFormat.text.rawValue)
+        guard let format = LogFormat(rawValue: name) else {
+            throw ValidationError("LOG_FORMAT=\(name) is not one of \(allCases.map(\.rawValue).joined(separator: ", "))")
+        }
+        return format
+    }
+}
+
+/// Sends every log line to standard error at one level and in one format, chosen once at the edge.
+func makeLogger(level: Logger.Level, format: LogFormat = .text) -> Logger {
     // swift-log stamps each line with localtime(), which stats /etc/localtime on every call while TZ is
     // unset: about a tenth of a /health request's CPU in bench/run's profile. Naming the file once stops that.
     setenv("TZ", ":/etc/localtime", 0)
     LoggingSystem.bootstrap { label in
-        var handler = StreamLogHandler.standardError(label: label)
-        handler.logLevel = level
-        return handler
+        switch format {
+        case .text:
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        case .json:
+            var handler = JSONLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
     }
     var logger = Logger(label: "budget-server")
     logger.logLevel = level

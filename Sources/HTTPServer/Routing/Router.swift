@@ -3,7 +3,8 @@
 /// Patterns are `/`-separated segments, each a literal or `:name`, e.g. `"/categories/:id"`.
 /// A literal segment wins over a parameter at the same depth. An unknown path answers 404; a
 /// known path with another method answers 405 with `Allow` (RFC 9110 §15.5.6). HEAD is served
-/// by the GET handler, and the connection drops the body (RFC 9110 §9.3.2).
+/// by the GET handler, and the connection drops the body (RFC 9110 §9.3.2). A matched request carries
+/// its route's template in `Request.route`, and `route(for:)` names it without answering.
 public struct Router: Handler {
     public typealias Body = @Sendable (Request) async throws -> Response
 
@@ -13,7 +14,7 @@ public struct Router: Handler {
 
     public mutating func add(_ method: Method, _ pattern: String, _ handler: @escaping Body) {
         let segments = pattern.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
-        root.insert(segments[...], method: method, handler: handler)
+        root.insert(segments[...], pattern: pattern, method: method, handler: handler)
     }
 
     public mutating func get(_ pattern: String, _ handler: @escaping Body) { add(.get, pattern, handler) }
@@ -39,8 +40,18 @@ public struct Router: Handler {
             )
         }
         var request = request
+        request.route = node.pattern
         for (name, value) in captured { request.parameters.set(name, value) }
         return try await handler(request)
+    }
+
+    /// The template of the route whose pattern `path` matches, whatever the method, e.g. `"/categories/:id"`
+    /// for `"/categories/7"`; nil when `respond` would answer 404.
+    public func route(for path: String) -> String? {
+        guard path.hasPrefix("/") else { return nil }
+        let segments = path.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
+        var captured: [(String, String)] = []
+        return root.match(segments[...], captured: &captured)?.pattern
     }
 }
 
@@ -49,24 +60,27 @@ private struct RouteNode: Sendable {
     var literals: [Substring: RouteNode] = [:]
     var parameters: [(name: String, node: RouteNode)] = []
     var handlers: [Method: Router.Body] = [:]
+    /// The pattern that ends at this node, as first registered; set exactly when `handlers` is not empty.
+    var pattern: String?
 
-    mutating func insert(_ segments: ArraySlice<Substring>, method: Method, handler: @escaping Router.Body) {
+    mutating func insert(_ segments: ArraySlice<Substring>, pattern: String, method: Method, handler: @escaping Router.Body) {
         guard let segment = segments.first else {
             handlers[method] = handler
+            if self.pattern == nil { self.pattern = pattern }
             return
         }
         let rest = segments.dropFirst()
         if segment.hasPrefix(":") {
             let name = String(segment.dropFirst())
             if let index = parameters.firstIndex(where: { $0.name == name }) {
-                parameters[index].node.insert(rest, method: method, handler: handler)
+                parameters[index].node.insert(rest, pattern: pattern, method: method, handler: handler)
             } else {
                 var node = RouteNode()
-                node.insert(rest, method: method, handler: handler)
+                node.insert(rest, pattern: pattern, method: method, handler: handler)
                 parameters.append((name: name, node: node))
             }
         } else {
-            literals[segment, default: RouteNode()].insert(rest, method: method, handler: handler)
+            literals[segment, default: RouteNode()].insert(rest, pattern: pattern, method: method, handler: handler)
         }
     }
 

@@ -1,0 +1,217 @@
+import Foundation
+@testable import HTTPServer
+import Logging
+import Synchronization
+import Testing
+import TestSupport
+
+/// Events as a handler received them, metadata included, for the structured access log's tests.
+private final class EventRecorder: Sendable {
+    let events = Mutex<[LogEvent]>([])
+
+    var logger: Logger {
+        Logger(label: "access-log-test") { _ in Handler(recorder: self) }
+    }
+
+    var accessEvents: [LogEvent] {
+        events.withLock { $0.filter { $0.metadata?["route"] != nil } }
+    }
+
+    private struct Handler: LogHandler {
+        let recorder: EventRecorder
+        var metadata: Logger.Metadata = [:]
+        var logLevel: Logger.Level = .trace
+
+        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+            get { metadata[key] }
+            set { metadata[key] = newValue }
+        }
+
+        func log(event: LogEvent) {
+            recorder.events.withLock { $0.append(event) }
+        }
+    }
+}
+
+/// The route template reaches middleware outside the router, and the access log names it.
+@Suite struct AccessLogTests {
+    var router: Router {
+        var router = Router()
+        router.get("/items") { _ in .text("list") }
+        router.get("/items/:id") { request in .text(request.route ?? "none") }
+        router.delete("/items/:id") { _ in .text("deleted") }
+        router.get("/items/:id/tags/:tag") { _ in .text("tag") }
+        return router
+    }
+
+    @Test func routeForPathIsTheTemplateWhateverTheMethod() {
+        #expect(router.route(for: "/items") == "/items")
+        #expect(router.route(for: "/items/42") == "/items/:id")
+        #expect(router.route(for: "/items/42/tags/red") == "/items/:id/tags/:tag")
+        #expect(router.route(for: "/items/42/tags") == nil)
+        #expect(router.route(for: "/nothing") == nil)
+        #expect(router.route(for: "items") == nil)
+    }
+
+    @Test func routerTellsItsHandlerTheTemplate() async throws {
+        let response = try await router.respond(to: Request(method: .get, target: "/items/7?x=1"))
+        #expect(String(decoding: response.body, as: UTF8.self) == "/items/:id")
+    }
+
+    @Test func routeMiddlewareNamesRequestsAnsweredBeforeTheRouter() async throws {
+        /// Answers by itself with the route it was told, as a CORS preflight or a 401 would.
+        struct Echo: Middleware {
+            func respond(to request: Request, next: any Handler) async throws -> Response {
+                .text(request.route ?? "none")
+            }
+        }
+        var router = self.router
+        router.post("/:collection") { _ in .text("created") }
+        let handler = router.wrapped(in: [RouteMiddleware(router: router, otherRoutes: ["/batch"]), Echo()])
+        let expected = [
+            ("/items/3", "/items/:id"), ("/items?x=1", "/items"), ("/posts", "/:collection"), ("/a/b/c", "none"),
+            // A path a middleware answers is its own route, though a pattern matches it too.
+            ("/batch", "/batch"),
+        ]
+        for (target, route) in expected {
+            let response = try await handler.respond(to: Request(method: .post, target: target))
+            #expect(String(decoding: response.body, as: UTF8.self) == route, "\(target)")
+        }
+    }
+
+    @Test func accessLogCarriesRouteAndFieldsAsMetadata() async throws {
+        let recorder = EventRecorder()
+        let router = self.router
+        let handler = router.wrapped(in: [RouteMiddleware(router: router), AccessLogMiddleware(logger: recorder.logger)])
+        _ = try await handler.respond(to: Request(method: .get, target: "/items/9?x=1", headers: ["X-Request-Id": "r-1"]))
+        _ = try? await handler.respond(to: Request(method: .get, target: "/no/such/thing", headers: ["X-Request-Id": "r-2"]))
+        _ = try? await handler.respond(to: Request(method: .put, target: "/items/9", headers: ["X-Request-Id": "r-3"]))
+
+        let events = recorder.accessEvents
+        try #require(events.count == 3)
+        let found = events[0]
+        #expect(found.level == .info)
+        #expect(found.message.description.hasPrefix("GET /items/9?x=1 200 10 "))
+        #expect(found.metadata?["request-id"] == "r-1")
+        #expect(found.metadata?["method"] == "GET")
+        #expect(found.metadata?["route"] == "/items/:id")
+        #expect(found.metadata?["status"]?.description == "200")
+        #expect(found.metadata?["bytes"]?.description == "10")
+        #expect(Double(found.metadata?["duration_ms"]?.description ?? "") != nil)
+
+        // A 404 has no route; a 405 has its path's route. A thrown answer has no byte count.
+        #expect(events[1].metadata?["route"] == "unmatched")
+        #expect(events[1].metadata?["status"]?.description == "404")
+        #expect(events[1].metadata?["bytes"] == nil)
+        #expect(events[2].metadata?["route"] == "/items/:id")
+        #expect(events[2].metadata?["status"]?.description == "405")
+    }
+
+    @Test func accessLogOverASocketNamesTheRoute() async throws {
+        let recorder = EventRecorder()
+        let configuration = ServerConfiguration(host: "127.0.0.1", port: 0, eventLoopCount: 1)
+        let router = makeTestRouter()
+        let handler = router.wrapped(in: [RouteMiddleware(router: router), AccessLogMiddleware(logger: recorder.logger)])
+        let server = Server(configuration: configuration, handler: handler, logger: recorder.logger)
+        let port = try server.start()
+        do {
+            let response = try await runOffCooperativePool { try TestClient(port: port).request("GET", "/items/12") }
+            #expect(response.status == 200)
+            try await waitUntil("the access line is logged") { !recorder.accessEvents.isEmpty }
+            let event = try #require(recorder.accessEvents.first)
+            #expect(event.metadata?["route"] == "/items/:id")
+            #expect(event.metadata?["request-id"]?.description == response.header("X-Request-Id"))
+        } catch {
+            await server.shutdown(gracePeriod: .seconds(1))
+            throw error
+        }
+        await server.shutdown(gracePeriod: .seconds(1))
+    }
+}
+
+extension AccessLogTests {
+    /// `--log-format json`: one JSON object per line, every value escaped.
+    @Suite struct JSONFormat {
+        /// The lines a handler wrote.
+        final class Lines: Sendable {
+            let written = Mutex<[[UInt8]]>([])
+        }
+
+        func logged(
+            _ message: Logger.Message, level: Logger.Level = .info, metadata: Logger.Metadata = [:],
+            handlerMetadata: Logger.Metadata = [:], logLevel: Logger.Level = .info
+        ) -> [[UInt8]] {
+            let lines = Lines()
+            var logger = Logger(label: "json \"test\"") { label in
+                var handler = JSONLogHandler(label: label) { line in lines.written.withLock { $0.append(line) } }
+                handler.metadata = handlerMetadata
+                return handler
+            }
+            logger.logLevel = logLevel
+            logger.log(level: level, message, metadata: metadata)
+            return lines.written.withLock { $0 }
+        }
+
+        func object(_ line: [UInt8]) throws -> [String: Any] {
+            try #require(try JSONSerialization.jsonObject(with: Data(line)) as? [String: Any])
+        }
+
+        @Test func oneObjectPerLineWithFixedFieldsThenMetadata() throws {
+            let lines = logged("GET /items/1 200 2 0.1ms", metadata: [
+                "request-id": "abc-1", "method": "GET", "route": "/items/:id",
+                "status": .stringConvertible(200), "bytes": .stringConvertible(2), "duration_ms": .stringConvertible(0.125),
+            ])
+            let line = try #require(lines.first)
+            #expect(lines.count == 1)
+            #expect(line.last == UInt8(ascii: "\n"))
+            #expect(line.dropLast().contains(UInt8(ascii: "\n")) == false)
+            let text = String(decoding: line, as: UTF8.self)
+            #expect(text.hasPrefix(#"{"timestamp":""#))
+            let fields = try object(line)
+            #expect(fields["level"] as? String == "info")
+            #expect(fields["label"] as? String == "json \"test\"")
+            #expect(fields["source"] as? String == "HTTPServerTests")
+            #expect(fields["message"] as? String == "GET /items/1 200 2 0.1ms")
+            #expect(fields["request-id"] as? String == "abc-1")
+            #expect(fields["route"] as? String == "/items/:id")
+            // Numbers stay numbers, so a collector can sum and compare them.
+            #expect(text.contains(#""status":200"#))
+            #expect(text.contains(#""bytes":2"#))
+            #expect(text.contains(#""duration_ms":0.125"#))
+            let timestamp = try #require(fields["timestamp"] as? String)
+            #expect(timestamp.wholeMatch(of: /\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z/) != nil, "\(timestamp)")
+        }
+
+        @Test func everyStringIsEscaped() throws {
+            let nasty = "quote \" backslash \\ newline \n tab \t bell \u{07} é 😀"
+            let lines = logged("\(nasty)", metadata: [nasty: .string(nasty), "list": [.string(nasty), .stringConvertible(Double.nan)]])
+            let line = try #require(lines.first)
+            #expect(line.dropLast().contains(UInt8(ascii: "\n")) == false)
+            #expect(String(decoding: line, as: UTF8.self).contains(#"\u0007"#))
+            let fields = try object(line)
+            #expect(fields["message"] as? String == nasty)
+            #expect(fields[nasty] as? String == nasty)
+            #expect(fields["list"] as? [String] == [nasty, "nan"])
+        }
+
+        @Test func metadataMergesNestsAndNeverHidesFixedFields() throws {
+            let lines = logged("hello", metadata: [
+                "message": "a metadata value named like a field", "shared": "event",
+                "nested": ["ok": .stringConvertible(true), "count": .stringConvertible(3)],
+            ], handlerMetadata: ["shared": "handler", "service": "budget"])
+            let fields = try object(try #require(lines.first))
+            #expect(fields["message"] as? String == "hello")
+            #expect(fields["metadata_message"] as? String == "a metadata value named like a field")
+            #expect(fields["shared"] as? String == "event")
+            #expect(fields["service"] as? String == "budget")
+            let nested = try #require(fields["nested"] as? [String: Any])
+            #expect(nested["ok"] as? Bool == true)
+            #expect(nested["count"] as? Int == 3)
+        }
+
+        @Test func levelsBelowTheHandlersAreDropped() {
+            #expect(logged("quiet", level: .debug, logLevel: .info).isEmpty)
+            #expect(logged("loud", level: .error, logLevel: .info).count == 1)
+        }
+    }
+}
