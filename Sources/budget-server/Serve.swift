@@ -3,6 +3,7 @@ import BudgetAPI
 import Foundation
 import HTTPServer
 import Logging
+import LocalPostgres
 import Postgres
 
 /// `budget-server serve`: migrate, then answer HTTP until SIGTERM or SIGINT.
@@ -20,6 +21,12 @@ struct Serve: AsyncParsableCommand {
 
     @Flag(help: "Refuse every write with 403, like json-server --read-only.")
     var readOnly = false
+
+    @Option(help: "Require Authorization: Bearer <token> on every route but /health and /ready (env BUDGET_API_TOKEN).")
+    var apiToken: String?
+
+    @Option(help: "Log format: text or json, one JSON object per line (env LOG_FORMAT, default text).")
+    var logFormat: LogFormat?
 
     @Option(name: .customLong("cors-origin"), help: "An origin browsers may call from (repeatable; default: every origin).")
     var corsOrigins: [String] = []
@@ -51,7 +58,7 @@ struct Serve: AsyncParsableCommand {
     private func serve() async throws {
         let clock = ContinuousClock()
         let startedAt = clock.now
-        let logger = makeLogger(level: try database.resolvedLogLevel())
+        let logger = makeLogger(level: try database.resolvedLogLevel(), format: try LogFormat.resolve(logFormat))
         var configuration = ServerConfiguration()
         configuration.host = try Setting.resolve(host, environment: "HOST", default: configuration.host)
         configuration.port = try Setting.resolve(port, environment: "PORT", default: configuration.port)
@@ -61,8 +68,15 @@ struct Serve: AsyncParsableCommand {
         let options = try makeOptions()
         let seedBytes = try seed.map(Seed.read)
 
+        // From here a stop signal is kept for later, not fatal: the embedded cluster must be stopped too.
+        TerminationSignal.startCatching()
         let location = try DatabaseLocation.resolve(database, logger: logger)
         defer { location.close(logger: logger) }
+        TerminationSignal.beforeImmediateExit { signal in
+            let status = TerminationSignal.immediateExitStatus(for: signal)
+            logger.warning("signal \(signal) received again; exiting at once with status \(status), cutting requests in flight")
+            location.cluster?.requestFastShutdown()
+        }
         let migrator = Migrator(directory: try database.resolvedMigrationsDirectory(), logger: logger)
         try prepareDatabase(url: location.url, migrator: migrator, seed: seedBytes, logger: logger)
 
@@ -73,6 +87,10 @@ struct Serve: AsyncParsableCommand {
         logger.info("listening on http://\(configuration.host):\(boundPort)", metadata: [
             "startup": "\((clock.now - startedAt).formatted(.units(allowed: [.milliseconds])))",
         ])
+        if options.apiToken != nil {
+            // Whether a token is required, never the token itself.
+            logger.info("every route but \(BudgetApp.openPaths.sorted().joined(separator: " and ")) requires a bearer token")
+        }
 
         let signal = await TerminationSignal.wait()
         logger.info("signal \(signal) received; finishing requests in flight (at most \(Self.gracePeriod))")
@@ -94,7 +112,30 @@ struct Serve: AsyncParsableCommand {
         options.delay = .milliseconds(delay)
         options.tombstoneRetention = .seconds(tombstoneRetention * 24 * 3600)
         options.batchLimit = batchLimit
+        options.apiToken = try Self.checkedToken(try Setting.resolve(apiToken, environment: "BUDGET_API_TOKEN"))
         return options
+    }
+
+    /// The token, if it is one a client can send: RFC 6750 §2.1's b64token, `[A-Za-z0-9-._~+/]+` then any
+    /// `=`. The error never repeats the value: it is a secret.
+    static func checkedToken(_ token: String?) throws -> String? {
+        guard let token else { return nil }
+        let isTokenCharacter: (UInt8) -> Bool = { byte in
+            switch byte {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+                true
+            default:
+                "-._~+/".utf8.contains(byte)
+            }
+        }
+        let body = token.utf8.prefix { $0 != UInt8(ascii: "=") }
+        let padding = token.utf8.dropFirst(body.count)
+        guard !body.isEmpty, body.allSatisfy(isTokenCharacter), padding.allSatisfy({ $0 == UInt8(ascii: "=") }) else {
+            throw ValidationError(
+                "--api-token (or BUDGET_API_TOKEN) must be letters, digits and - . _ ~ + / followed by any = (RFC 6750 b64token)"
+            )
+        }
+        return token
     }
 
     /// Applies pending migrations (the migrator logs each), then loads `--seed` into an empty database.
@@ -109,5 +150,16 @@ struct Serve: AsyncParsableCommand {
         }
         let summary = try Seeder.load(seed, into: connection)
         logger.info("seeded from \(path): \(summary)")
+    }
+}
+
+extension LocalCluster {
+    /// Asks the cluster's postmaster for a fast shutdown (SIGINT, what `pg_ctl stop -m fast` sends) without
+    /// waiting for it, so a process exiting at once leaves no PostgreSQL running behind it; PostgreSQL
+    /// disconnects its sessions, writes a checkpoint and exits on its own.
+    fileprivate func requestFastShutdown() {
+        guard let text = try? String(contentsOfFile: "\(dataDirectory)/postmaster.pid", encoding: .utf8),
+              let line = text.split(separator: "\n").first, let postmaster = pid_t(line), postmaster > 0 else { return }
+        kill(postmaster, SIGINT)
     }
 }

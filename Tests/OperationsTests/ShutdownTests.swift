@@ -1,0 +1,129 @@
+import Foundation
+import Synchronization
+import Testing
+import TestSupport
+
+/// SIGTERM and SIGINT on the real server process (SPEC §6): stop accepting, answer the requests in flight
+/// (long-polls at once, others when done, at most 10 s), exit 0; a second signal during that drain exits
+/// at once with 128 + its number.
+@Suite struct ShutdownTests {
+    @Test func sigtermAnswersEveryRequestInFlightThenExitsZero() async throws {
+        // A small pool: the database is the cluster every suite shares, and its connections are counted.
+        let server = try await ServerProcess.start(["--database-url", try await TestDatabase.fresh(), "--pool-size", "2"])
+        #expect(try await server.request("POST", "/categories", json: #"{"title":"Food","amount":1}"#).status == 201)
+
+        let targets = ["/changes?since=1&wait=30", "/changes?since=1&wait=30", "/changes?since=1&wait=30",
+                       "/categories?_delay=2000"]
+        let inFlight = InFlightRequests(port: server.port)
+        let answers = Task { try await inFlight.send(targets) }
+        try await inFlight.waitUntilServerHoldsThem(server, count: targets.count)
+
+        let signalledAt = ContinuousClock.now
+        server.process.send(SIGTERM)
+        let responses = try await answers.value
+        let status = try await server.process.waitForExit(timeout: .seconds(30))
+        let elapsed = ContinuousClock.now - signalledAt
+        print("SIGTERM with \(targets.count) requests in flight: all answered, exit status \(status) after \(elapsed)")
+
+        for (target, response) in zip(targets, responses) {
+            #expect(response.status == 200, "\(target) answered \(response.status) \(response.text)")
+        }
+        // The long-polls were answered because the server stopped, not because 30 s passed: empty pages.
+        for response in responses.prefix(3) {
+            #expect(response.text == #"{"changes":[],"lastSeq":1,"hasMore":false}"#)
+        }
+        #expect(responses.last?.array.first?["title"] as? String == "Food")
+        // Within the grace period: had the drain run to its 10 s end, it would have cut the requests instead.
+        #expect(status == 0, "log:\n\(server.process.outputTail())")
+        #expect(server.log.contains("stopped"))
+    }
+
+    /// The first signal starts the drain; the second, arriving while a slow request keeps the drain going,
+    /// ends the process at once with 128 + its number. On the embedded cluster (`--data-dir`) the postmaster
+    /// is asked to stop as well rather than left running without its server.
+    @Test(arguments: [(SIGTERM, SIGINT, false), (SIGINT, SIGTERM, true)])
+    func aSecondSignalDuringTheDrainExitsAtOnce(first: Int32, second: Int32, isEmbedded: Bool) async throws {
+        var embedded: ScratchCluster?
+        let arguments: [String]
+        if isEmbedded {
+            var template = Array("/tmp/ops-XXXXXX".utf8CString)
+            let folder = String(cString: try #require(mkdtemp(&template)))
+            embedded = ScratchCluster(directory: URL(fileURLWithPath: folder))
+            arguments = ["--data-dir", folder]
+        } else {
+            arguments = ["--database-url", try await TestDatabase.fresh(), "--pool-size", "2"]
+        }
+        do {
+            try await signalTwice(arguments: arguments, first: first, second: second, embedded: embedded)
+        } catch {
+            await embedded?.remove()
+            throw error
+        }
+        await embedded?.remove()
+    }
+
+    private func signalTwice(arguments: [String], first: Int32, second: Int32, embedded: ScratchCluster?) async throws {
+        let server = try await ServerProcess.start(arguments)
+        let postmaster = embedded?.postmasterPID()
+        if embedded != nil { #expect(postmaster != nil, "the embedded cluster runs") }
+
+        // 10 s of delay: longer than the drain would wait without the second signal's help.
+        let inFlight = InFlightRequests(port: server.port)
+        let answers = Task { try await inFlight.send(["/health?_delay=10000"], timeout: .seconds(60)) }
+        try await inFlight.waitUntilServerHoldsThem(server, count: 1)
+
+        server.process.send(first)
+        try await waitUntil("the server logs the first signal") { server.log.contains("signal \(first) received") }
+        server.process.send(second)
+        let status = try await server.process.waitForExit(timeout: .seconds(30))
+        #expect(status == 128 + second, "log:\n\(server.process.outputTail())")
+        #expect(server.log.contains("signal \(second) received again"))
+        // The slow request was cut, not answered: the process ended before it could be.
+        await #expect(throws: (any Error).self, "the 10 s request was still running") { try await answers.value }
+
+        if let embedded, let postmaster {
+            try await waitUntil("the embedded PostgreSQL stops after its server exited", timeout: .seconds(30)) {
+                !isProcessAlive(postmaster)
+            }
+            #expect(try await embedded.isRunning() == false)
+        }
+    }
+}
+
+/// Requests sent each on a connection of its own, whose answers are read later, so that the test can act
+/// (send a signal) while the server holds them.
+private final class InFlightRequests: Sendable {
+    private let port: Int
+    private let sentCount = Atomic<Int>(0)
+
+    init(port: Int) {
+        self.port = port
+    }
+
+    /// Sends one GET per target, each on its own connection and thread, and returns the answers in order.
+    func send(_ targets: [String], timeout: Duration = .seconds(30)) async throws -> [TestResponse] {
+        try await withThrowingTaskGroup(of: (Int, TestResponse).self) { group in
+            for (index, target) in targets.enumerated() {
+                group.addTask { [self] in
+                    try await runOffCooperativePool {
+                        let client = try TestClient(port: self.port, timeout: timeout)
+                        try client.send("GET \(target) HTTP/1.1\r\nHost: localhost\r\n\r\n")
+                        self.sentCount.add(1, ordering: .relaxed)
+                        return (index, try client.readResponse())
+                    }
+                }
+            }
+            var responses = [TestResponse?](repeating: nil, count: targets.count)
+            for try await (index, response) in group { responses[index] = response }
+            return responses.compactMap { $0 }
+        }
+    }
+
+    /// Waits until every request was sent and the server has read them all, so none is merely queued in
+    /// the kernel (where a stopping server would never see it).
+    func waitUntilServerHoldsThem(_ server: ServerProcess, count: Int) async throws {
+        try await waitUntil("the server has read all \(count) requests") {
+            try sentCount.load(ordering: .relaxed) == count && server.hasReadEverything(expectedConnections: count)
+        }
+    }
+}
