@@ -113,14 +113,14 @@ import TestSupport
 
     @Test func tokensNeverReachTheLog() async throws {
         let wrong = "wrong-but-also-secret-7f3a"
-        let log = CapturedLog()
+        let log = LogCapture()
         let url = try await TestDatabase.fresh()
-        let pool = ConnectionPool(configuration: TestApp.smallPool(url), logger: log.logger)
-        let migrator = Migrator(directory: TestDatabase.migrationsDirectory, logger: log.logger)
-        let service = BudgetApp.makeService(pool: pool, migrator: migrator, options: Self.options(), logger: log.logger)
+        let pool = ConnectionPool(configuration: TestApp.smallPool(url), logger: log.logger(label: "auth-test"))
+        let migrator = Migrator(directory: TestDatabase.migrationsDirectory, logger: log.logger(label: "auth-test"))
+        let service = BudgetApp.makeService(pool: pool, migrator: migrator, options: Self.options(), logger: log.logger(label: "auth-test"))
         var configuration = ServerConfiguration()
         configuration.port = 0
-        let server = Server(configuration: configuration, handler: service.handler, logger: log.logger)
+        let server = Server(configuration: configuration, handler: service.handler, logger: log.logger(label: "auth-test"))
         let port = try server.start()
         let requests: [(String, String, [(String, String)])] = [
             ("GET", "/categories", Self.bearer),
@@ -133,7 +133,7 @@ import TestSupport
             for (method, path, headers) in requests {
                 _ = try await runOffCooperativePool { try TestClient(port: port).request(method, path, headers: headers) }
             }
-            try await waitUntil("every request is logged") { log.lines.withLock { $0.count { $0.contains("route=") } } >= requests.count }
+            try await waitUntil("every request is logged") { log.lines.count { $0.contains("route=") } >= requests.count }
         } catch {
             service.beginShutdown()
             await server.shutdown(gracePeriod: .seconds(1))
@@ -144,7 +144,7 @@ import TestSupport
         await server.shutdown(gracePeriod: .seconds(1))
         await pool.shutdown()
 
-        let lines = log.lines.withLock { $0 }
+        let lines = log.lines
         #expect(lines.contains { $0.contains("status=401") })
         #expect(lines.contains { $0.contains("status=200") })
         #expect(!lines.contains { $0.contains(Self.token) || $0.contains(wrong) || $0.contains("Bearer") })
@@ -177,31 +177,3 @@ import TestSupport
     }
 }
 
-/// Every log line, rendered with all of its metadata, at every level.
-private final class CapturedLog: Sendable {
-    let lines = Mutex<[String]>([])
-
-    var logger: Logger {
-        var logger = Logger(label: "auth-test") { _ in Handler(log: self) }
-        logger.logLevel = .trace
-        return logger
-    }
-
-    private struct Handler: LogHandler {
-        let log: CapturedLog
-        var metadata: Logger.Metadata = [:]
-        var logLevel: Logger.Level = .trace
-
-        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-            get { metadata[key] }
-            set { metadata[key] = newValue }
-        }
-
-        func log(event: LogEvent) {
-            let fields = metadata.merging(event.metadata ?? [:]) { $1 }
-                .map { "\($0.key)=\($0.value)" }.sorted().joined(separator: " ")
-            let error = event.error.map { " error=\(String(reflecting: $0))" } ?? ""
-            log.lines.withLock { $0.append("\(event.level) \(fields) \(event.message)\(error)") }
-        }
-    }
-}

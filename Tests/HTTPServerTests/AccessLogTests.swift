@@ -5,31 +5,10 @@ import Synchronization
 import Testing
 import TestSupport
 
-/// Events as a handler received them, metadata included, for the structured access log's tests.
-private final class EventRecorder: Sendable {
-    let events = Mutex<[LogEvent]>([])
-
-    var logger: Logger {
-        Logger(label: "access-log-test") { _ in Handler(recorder: self) }
-    }
-
+extension LogCapture {
+    /// The access log's events: the ones that name a route.
     var accessEvents: [LogEvent] {
-        events.withLock { $0.filter { $0.metadata?["route"] != nil } }
-    }
-
-    private struct Handler: LogHandler {
-        let recorder: EventRecorder
-        var metadata: Logger.Metadata = [:]
-        var logLevel: Logger.Level = .trace
-
-        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-            get { metadata[key] }
-            set { metadata[key] = newValue }
-        }
-
-        func log(event: LogEvent) {
-            recorder.events.withLock { $0.append(event) }
-        }
+        events.filter { $0.metadata?["route"] != nil }
     }
 }
 
@@ -80,9 +59,9 @@ private final class EventRecorder: Sendable {
     }
 
     @Test func accessLogCarriesRouteAndFieldsAsMetadata() async throws {
-        let recorder = EventRecorder()
+        let recorder = LogCapture()
         let router = self.router
-        let handler = router.wrapped(in: [RouteMiddleware(router: router), AccessLogMiddleware(logger: recorder.logger)])
+        let handler = router.wrapped(in: [RouteMiddleware(router: router), AccessLogMiddleware(logger: recorder.logger())])
         _ = try await handler.respond(to: Request(method: .get, target: "/items/9?x=1", headers: ["X-Request-Id": "r-1"]))
         _ = try? await handler.respond(to: Request(method: .get, target: "/no/such/thing", headers: ["X-Request-Id": "r-2"]))
         _ = try? await handler.respond(to: Request(method: .put, target: "/items/9", headers: ["X-Request-Id": "r-3"]))
@@ -108,11 +87,11 @@ private final class EventRecorder: Sendable {
     }
 
     @Test func accessLogOverASocketNamesTheRoute() async throws {
-        let recorder = EventRecorder()
+        let recorder = LogCapture()
         let configuration = ServerConfiguration(host: "127.0.0.1", port: 0, eventLoopCount: 1)
         let router = makeTestRouter()
-        let handler = router.wrapped(in: [RouteMiddleware(router: router), AccessLogMiddleware(logger: recorder.logger)])
-        let server = Server(configuration: configuration, handler: handler, logger: recorder.logger)
+        let handler = router.wrapped(in: [RouteMiddleware(router: router), AccessLogMiddleware(logger: recorder.logger())])
+        let server = Server(configuration: configuration, handler: handler, logger: recorder.logger())
         let port = try server.start()
         do {
             let response = try await runOffCooperativePool { try TestClient(port: port).request("GET", "/items/12") }

@@ -93,7 +93,7 @@ extension OverRealSockets {
             let probe = HandlerProbe()
             let server = Server(
                 configuration: ServerConfiguration(port: 0, eventLoopCount: 1),
-                handler: makeDisconnectRouter(probe: probe), logger: LogRecorder().logger
+                handler: makeDisconnectRouter(probe: probe), logger: LogCapture().logger()
             )
             let port = try server.start()
             let box = try await runOffCooperativePool {

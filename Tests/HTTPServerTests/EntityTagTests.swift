@@ -240,20 +240,6 @@ private func makeEntityTagRouter(greeting: Greeting) -> any Handler {
     return router.wrapped(in: [EntityTagMiddleware(representationHeaders: ["X-Total-Count"])])
 }
 
-/// Runs `body` against a server that answers with `handler` on an ephemeral port, then shuts it down.
-func withTestServer(handler: any Handler, _ body: (_ port: Int, _ server: Server) async throws -> Void) async throws {
-    let configuration = ServerConfiguration(host: "127.0.0.1", port: 0, eventLoopCount: 1)
-    let server = Server(configuration: configuration, handler: handler, logger: LogRecorder().logger)
-    let port = try server.start()
-    do {
-        try await body(port, server)
-    } catch {
-        await server.shutdown(gracePeriod: .seconds(1))
-        throw error
-    }
-    await server.shutdown(gracePeriod: .seconds(1))
-}
-
 extension OverRealSockets {
     @Suite struct EntityTagsOverSockets {
         @Test func getCarriesTheStrongTagOfWhatTheHandlerAnswered() async throws {

@@ -98,8 +98,8 @@ extension OverRealSockets {
         }
 
         @Test func handlerErrorsBecomeProblemsWithoutInternals() async throws {
-            let recorder = LogRecorder()
-            try await withTestServer(recorder: recorder) { port, _ in
+            let log = LogCapture()
+            try await withTestServer(log: log) { port, _ in
                 let client = try TestClient(port: port)
                 let failure = try client.request("GET", "/fail", headers: [("X-Request-Id", "trace-500")])
                 #expect(failure.status == 500)
@@ -107,9 +107,9 @@ extension OverRealSockets {
                 #expect(!failure.text.contains("hunter2"))
                 #expect(!failure.text.contains("Secret"))
                 #expect(failure.header("X-Request-Id") == "trace-500")
-                let logged = recorder.lines.withLock { $0.filter { $0.level == .error } }
+                let logged = log.events.filter { $0.level == .error }
                 #expect(logged.count == 1)
-                #expect(logged.first?.requestID == "trace-500")
+                #expect(logged.first?.metadata?["request-id"]?.description == "trace-500")
                 let teapot = try client.request("GET", "/teapot")
                 #expect(teapot.status == 418)
                 #expect(teapot.text.contains("short and stout"))
@@ -117,15 +117,15 @@ extension OverRealSockets {
         }
 
         @Test func requestIdIsEchoedWhenSaneAndGeneratedOtherwise() async throws {
-            let recorder = LogRecorder()
-            try await withTestServer(recorder: recorder) { port, _ in
+            let log = LogCapture()
+            try await withTestServer(log: log) { port, _ in
                 let client = try TestClient(port: port)
                 #expect(try client.request("GET", "/hello", headers: [("X-Request-Id", "abc-123")]).header("X-Request-Id") == "abc-123")
                 let long = String(repeating: "x", count: 201)
                 let generated = try client.request("GET", "/hello", headers: [("X-Request-Id", long)]).header("X-Request-Id")
                 #expect(generated != nil && generated != long)
-                let access = recorder.lines.withLock { $0.filter { $0.message.hasPrefix("GET /hello 200 5 ") } }
-                #expect(access.map(\.requestID) == ["abc-123", generated])
+                let access = log.events.filter { $0.message.description.hasPrefix("GET /hello 200 5 ") }
+                #expect(access.map { $0.metadata?["request-id"]?.description } == ["abc-123", generated])
             }
         }
 

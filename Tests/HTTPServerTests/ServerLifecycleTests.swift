@@ -7,7 +7,7 @@ extension OverRealSockets {
         @Test func shutdownFinishesTheRequestInFlightAndClosesIdleConnections() async throws {
             let server = Server(
                 configuration: ServerConfiguration(port: 0, eventLoopCount: 1),
-                handler: makeTestRouter(), logger: LogRecorder().logger
+                handler: makeTestRouter(), logger: LogCapture().logger()
             )
             let port = try server.start()
             let idle = try TestClient(port: port)
@@ -30,7 +30,7 @@ extension OverRealSockets {
         @Test func shutdownGivesUpOnSlowHandlersAfterTheGracePeriod() async throws {
             let server = Server(
                 configuration: ServerConfiguration(port: 0, eventLoopCount: 1),
-                handler: makeTestRouter(), logger: LogRecorder().logger
+                handler: makeTestRouter(), logger: LogCapture().logger()
             )
             let port = try server.start()
             let busy = try TestClient(port: port)

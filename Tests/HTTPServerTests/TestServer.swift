@@ -1,31 +1,7 @@
 import HTTPServer
+import TestSupport
 import Logging
 import Synchronization
-
-/// Log lines captured from the server under test, so a test can check what was logged.
-final class LogRecorder: Sendable {
-    let lines = Mutex<[(level: Logger.Level, message: String, requestID: String?)]>([])
-
-    var logger: Logger {
-        Logger(label: "test") { _ in RecordingHandler(recorder: self) }
-    }
-
-    private struct RecordingHandler: LogHandler {
-        let recorder: LogRecorder
-        var metadata: Logger.Metadata = [:]
-        var logLevel: Logger.Level = .trace
-
-        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-            get { metadata[key] }
-            set { metadata[key] = newValue }
-        }
-
-        func log(event: LogEvent) {
-            let id = event.metadata?["request-id"].map { "\($0)" }
-            recorder.lines.withLock { $0.append((event.level, "\(event.message)", id)) }
-        }
-    }
-}
 
 /// A tiny application for the socket tests.
 func makeTestRouter() -> Router {
@@ -46,14 +22,15 @@ func makeTestRouter() -> Router {
     return router
 }
 
-/// Runs `body` against a server on an ephemeral port, then shuts it down.
+/// Runs `body` against a server on an ephemeral port, then shuts it down; by default it serves `makeTestRouter()`
+/// behind an access log.
 func withTestServer(
-    limits: Limits = Limits(), recorder: LogRecorder = LogRecorder(),
+    handler: (any Handler)? = nil, limits: Limits = Limits(), log: LogCapture = LogCapture(),
     _ body: (_ port: Int, _ server: Server) async throws -> Void
 ) async throws {
     let configuration = ServerConfiguration(host: "127.0.0.1", port: 0, limits: limits, eventLoopCount: 2)
-    let handler = makeTestRouter().wrapped(in: [AccessLogMiddleware(logger: recorder.logger)])
-    let server = Server(configuration: configuration, handler: handler, logger: recorder.logger)
+    let handler = handler ?? makeTestRouter().wrapped(in: [AccessLogMiddleware(logger: log.logger())])
+    let server = Server(configuration: configuration, handler: handler, logger: log.logger())
     let port = try server.start()
     do {
         try await body(port, server)
