@@ -8,7 +8,7 @@ public struct ServerConfiguration: Sendable {
     /// 0 asks the kernel for a free port; `Server.start()` returns the one bound.
     public var port: Int
     public var limits: Limits
-    /// Threads running epoll loops. One per two cores: the other core runs handler tasks.
+    /// Threads running epoll loops, which also run the handlers' tasks: one per core.
     public var eventLoopCount: Int
 
     public init(
@@ -22,7 +22,7 @@ public struct ServerConfiguration: Sendable {
     }
 
     public static var defaultEventLoopCount: Int {
-        max(1, sysconf(Int32(_SC_NPROCESSORS_ONLN)) / 2)
+        max(1, sysconf(Int32(_SC_NPROCESSORS_ONLN)))
     }
 }
 

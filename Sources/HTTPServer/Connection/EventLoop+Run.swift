@@ -1,8 +1,13 @@
 import Sockets
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// The loop thread's side of `EventLoop`: everything here runs on that thread only.
 extension EventLoop {
     func run() {
+        loopThread.withLock { $0 = pthread_self() }
         let ready = Epoll.ReadyList(capacity: 256)
         var nextSweep = ContinuousClock.now + sweepInterval
         while true {
@@ -18,6 +23,8 @@ extension EventLoop {
             for index in 0..<ready.count {
                 handle(ready[index], now: now)
             }
+            // Jobs and answers this thread posted to itself wake nobody: run them all before waiting again.
+            while receiveMessages(now: now) {}
             if now >= nextSweep {
                 nextSweep = now + sweepInterval
                 for connection in Array(connections.values) {
@@ -34,7 +41,7 @@ extension EventLoop {
     private func handle(_ event: Epoll.Event, now: ContinuousClock.Instant) {
         switch event.descriptor {
         case notifier.descriptor:
-            receiveMessages(now: now)
+            try? notifier.drain()
         case listener.descriptor:
             if isListening { acceptConnections(now: now) }
         default:
@@ -91,14 +98,16 @@ extension EventLoop {
         socket.close()
     }
 
-    private func receiveMessages(now: ContinuousClock.Instant) {
-        try? notifier.drain()
+    /// Acts on every message in the inbox; false when there was none.
+    private func receiveMessages(now: ContinuousClock.Instant) -> Bool {
         let messages = inbox.withLock { inbox in
             defer { inbox.messages.removeAll(keepingCapacity: true) }
             return inbox.messages
         }
         for message in messages {
             switch message {
+            case .job(let job):
+                job.runSynchronously(on: executor.asUnownedTaskExecutor())
             case .response(let descriptor, let serial, let bytes, let closeAfter):
                 guard let connection = connections[descriptor], connection.serial == serial else { continue }
                 connection.deliver(bytes, closeAfter: closeAfter || drainRequest != nil, now: now)
@@ -115,6 +124,7 @@ extension EventLoop {
                 }
             }
         }
+        return !messages.isEmpty
     }
 
     /// Closes everything this loop owns and reports the drain as done.

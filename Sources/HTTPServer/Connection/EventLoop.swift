@@ -4,14 +4,21 @@
 //   `connections` and every Connection in it: reading, parsing, writing, timeouts, closing.
 // - The listening socket sits in every loop's epoll set with EPOLLEXCLUSIVE; the loop that
 //   accepts a connection owns it for its whole life. No thread per connection, no lock per read.
-// - A complete request goes to an unstructured Task, which runs the handler on Swift's
-//   cooperative pool and serializes the answer (head and body in one buffer) off the loop.
+// - A complete request goes to an unstructured Task whose executor preference is the loop itself
+//   (`LoopExecutor`, SE-0417): the handler runs on the loop thread between epoll waits, and so does
+//   every continuation that resumes it, such as a database answer resumed by a pool worker thread.
+//   A request therefore crosses threads twice (loop → pool worker → loop) instead of four times
+//   through the cooperative pool, which the profile showed as most of the server's CPU. The price:
+//   handler code must never block (it doesn't: libpq runs on the pool's threads), and one loop's
+//   handlers share its thread, so there is one loop per core.
 //   The Connection keeps the Task's handle (loop thread only, like the rest of it). When the loop
 //   closes a connection whose handler still runs (the peer sent EOF, an error, the drain deadline),
 //   it cancels that Task: cancellation is how long-polls end early, and the answer is dropped.
-// - The Task puts the bytes in the loop's `inbox` (a Mutex) and writes the eventfd only if the
-//   inbox was empty; the loop drains the inbox and sends each answer with one send(),
-//   registering EPOLLOUT only when the socket buffer is full.
+// - Jobs and answers reach the loop through its `inbox` (a Mutex). A post from another thread
+//   writes the eventfd only if the inbox was empty; a post from the loop thread itself writes
+//   nothing, because the loop drains the inbox until it is empty before it waits again. Each answer
+//   leaves with one send(), registering EPOLLOUT only when the socket buffer is full.
+// - A job posted after the loop ended runs on the global executor, so no task is ever stranded.
 // - Time: epoll_wait never sleeps longer than the sweep interval, and one sweep per interval
 //   applies request, idle and drain timeouts to all connections. No timer or Task per request.
 // - Shutdown arrives as inbox messages too: stop accepting, then drain until idle or deadline.
@@ -32,13 +39,17 @@ import Glibc
 final class EventLoop: @unchecked Sendable {
     enum Message {
         case response(descriptor: Int32, serial: UInt64, bytes: [UInt8], closeAfter: Bool)
+        /// A piece of a task that prefers this loop's executor.
+        case job(UnownedJob)
         case stopAccepting(CheckedContinuation<Void, Never>)
         case drain(deadline: ContinuousClock.Instant, CheckedContinuation<Void, Never>)
 
-        /// Resumes the task waiting on a control message that the loop will never act on.
+        /// Releases whoever depends on a message the loop will never act on: a waiting task is resumed,
+        /// a job runs on the global executor instead.
         func releaseWaiter() {
             switch self {
             case .stopAccepting(let done), .drain(_, let done): done.resume()
+            case .job(let job): globalConcurrentExecutor.enqueue(job)
             case .response: break
             }
         }
@@ -61,6 +72,10 @@ final class EventLoop: @unchecked Sendable {
     let listener: Socket
     private let responder: Responder
     let inbox = Mutex(Inbox())
+    /// Set once by the loop thread as it starts; read by `post` to skip waking itself.
+    let loopThread = Mutex<pthread_t?>(nil)
+    /// Runs handler tasks on this loop's thread (see the design note above); created and used on that thread only.
+    private(set) lazy var executor = LoopExecutor(loop: self)
     /// Shared by every loop of the server, for `Limits.maxConnections`.
     let openConnections: OpenConnections
     private let isStopping = Atomic<Bool>(false)
@@ -100,12 +115,13 @@ final class EventLoop: @unchecked Sendable {
 
     /// Hands a message to the loop from any thread.
     func post(_ message: Message) {
+        let fromLoop = isLoopThread
         let isPosted = inbox.withLock { inbox in
             guard !inbox.isClosed else { return false }
             let wasEmpty = inbox.messages.isEmpty
             inbox.messages.append(message)
             // Inside the lock, so the loop cannot close the eventfd between the check and the write.
-            if wasEmpty { try? notifier.notify() }
+            if wasEmpty && !fromLoop { try? notifier.notify() }
             return true
         }
         // The loop has exited: whoever waits for it to stop must not wait forever.
@@ -123,12 +139,18 @@ final class EventLoop: @unchecked Sendable {
         await withCheckedContinuation { post(.drain(deadline: deadline, $0)) }
     }
 
-    /// Runs the request's handler in a Task and posts the serialized answer back to this loop.
+    /// Whether the calling thread is this loop's own.
+    var isLoopThread: Bool {
+        guard let thread = loopThread.withLock({ $0 }) else { return false }
+        return pthread_equal(thread, pthread_self()) != 0
+    }
+
+    /// Runs the request's handler in a Task on this loop and posts the serialized answer back to it.
     ///
     /// The Task is returned for the connection to keep, so closing the connection can cancel it.
     func dispatch(_ request: Request, isHTTP10: Bool, for connection: Connection) -> Task<Void, Never> {
         let (descriptor, serial, responder) = (connection.socket.descriptor, connection.serial, responder)
-        return Task {
+        return Task(executorPreference: executor) { [self] in
             let response = await responder.respond(to: request)
             // Cancelled only when the connection is closed: nobody can receive the answer.
             guard !Task.isCancelled else { return }
@@ -166,4 +188,21 @@ final class OpenConnections: Sendable {
     }
 
     var current: Int { count.load(ordering: .relaxed) }
+}
+
+/// The task executor of one event loop: jobs go to the loop's inbox and run on its thread (SE-0417).
+final class LoopExecutor: TaskExecutor {
+    unowned let loop: EventLoop
+
+    init(loop: EventLoop) {
+        self.loop = loop
+    }
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        loop.post(.job(UnownedJob(job)))
+    }
+
+    func asUnownedTaskExecutor() -> UnownedTaskExecutor {
+        UnownedTaskExecutor(ordinary: self)
+    }
 }
