@@ -26,8 +26,11 @@ enum DocumentQueries {
     }
 
     /// Moves the next server id past an integer id a client chose, so it is never handed out again.
+    ///
+    /// The cast matters: PostgreSQL would infer `integer` for the parameter from `+ 1`, and a chosen id past
+    /// 2^31 would fail the whole write (a 500) instead of moving `next_id` (a bigint) past it.
     static func reserve(_ id: Int64, in collection: String) -> Query {
-        "UPDATE collections SET next_id = greatest(next_id, \(id) + 1) WHERE name = \(collection)"
+        "UPDATE collections SET next_id = greatest(next_id, \(id)::bigint + 1) WHERE name = \(collection)"
     }
 
     static func insert(_ body: JSONObject, key: String, into collection: String) -> Query {

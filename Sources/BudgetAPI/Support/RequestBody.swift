@@ -11,11 +11,20 @@ enum RequestBody {
             throw APIError.unsupportedMediaType(received: request.contentType, accepted: mediaTypes)
         }
         guard !request.body.isEmpty else { throw APIError.malformedBody("the request body is empty; send a JSON object") }
+        let value: JSONValue
         do {
-            return try JSONParser.parse(request.body)
+            value = try JSONParser.parse(request.body)
         } catch {
             throw APIError.malformedBody("the body is not valid JSON: \(error)")
         }
+        // PostgreSQL's text and jsonb cannot hold U+0000: a jsonb insert fails (a 500), and a text parameter would
+        // end at the NUL and store a cut string. Refused here, where the field can be named.
+        if let field = value.pathHoldingNUL() {
+            throw APIError.invalidFields([
+                .init(field: field, message: "must not contain the character U+0000 (\\u0000), which cannot be stored"),
+            ])
+        }
+        return value
     }
 
     /// The body as one JSON object.
@@ -43,6 +52,31 @@ enum RequestBody {
             return (records, true)
         case let other:
             throw APIError.malformedBody("the body must be a JSON object or an array of objects, not \(other.typeName)")
+        }
+    }
+}
+
+extension JSONValue {
+    /// Where the first member name or string holding U+0000 is (`title`, `tags[0]`, `author.name`, `[1].note`;
+    /// `$` for a top-level string), or nil when none does.
+    func pathHoldingNUL(at path: String = "") -> String? {
+        switch self {
+        case .string(let text):
+            return text.utf8.contains(0) ? (path.isEmpty ? "$" : path) : nil
+        case .array(let elements):
+            for (index, element) in elements.enumerated() {
+                if let found = element.pathHoldingNUL(at: "\(path)[\(index)]") { return found }
+            }
+            return nil
+        case .object(let members):
+            for (name, value) in members {
+                let memberPath = path.isEmpty ? name : "\(path).\(name)"
+                if name.utf8.contains(0) { return memberPath }
+                if let found = value.pathHoldingNUL(at: memberPath) { return found }
+            }
+            return nil
+        case .null, .bool, .number:
+            return nil
         }
     }
 }
