@@ -65,6 +65,11 @@ public enum BudgetApp {
         RecordRoutes<Transactions>(database: database).register(in: &router)
         CollectionRoutes(database: database, allowReset: options.allowsReset).register(in: &router)
         let idempotency = Idempotency(database: database)
+        // Keys and preconditions apply to requests a route takes; the router answers the others 404 or 405.
+        let routes = router
+        let isRouted: @Sendable (Request) -> Bool = { request in
+            request.path == BatchMiddleware.path ? request.method == .post : routes.accepts(request.method, on: request.path)
+        }
         // Outermost first: every request is named by its route template before anything can answer it; the
         // access log and metrics see the final status; CORS headers reach error answers too; preflights
         // pass without a token and in read-only mode; a missing token is 401 before a write is 403. An
@@ -85,10 +90,10 @@ public enum BudgetApp {
             // Twice: here for the queries of idempotency keys, batches and preconditions themselves (a
             // database outage is a 503 there too), innermost so each batch operation gets its own answer.
             DatabaseErrorMiddleware(),
-            IdempotencyMiddleware(idempotency: idempotency),
+            IdempotencyMiddleware(idempotency: idempotency, isRouted: isRouted),
             BatchMiddleware(database: database, idempotency: idempotency, maximumOperations: options.batchLimit),
             EntityTagMiddleware(representationHeaders: representationHeaders),
-            PreconditionMiddleware(database: database, representationHeaders: representationHeaders),
+            PreconditionMiddleware(database: database, representationHeaders: representationHeaders, isRouted: isRouted),
             DatabaseErrorMiddleware(),
         ]
         return Service(handler: router.wrapped(in: middleware), notifications: sync.notifications)

@@ -386,3 +386,21 @@ final class HeldDatabaseSession: @unchecked Sendable {
         }
     }
 }
+
+/// A method no route takes is the router's 405 (or 404), whatever key or condition it carries.
+@Suite struct UnroutedWriteTests {
+    @Test func aKeyOrAConditionOnAMethodThePathLacksIs405() async throws {
+        try await TestApp.with(poolConfiguration: TestApp.smallPool) { app in
+            let created = try await app.request("POST", "/categories", json: #"{"title":"A","amount":1}"#, headers: [("Idempotency-Key", "used")])
+            #expect(created.status == 201)
+            // The same key again on a method /categories does not take: the router answers, not the key's 422.
+            let keyed = try await app.request("DELETE", "/categories", headers: [("Idempotency-Key", "used")])
+            #expect(keyed.status == 405)
+            #expect(keyed.header("Allow") == "GET, HEAD, POST")
+            let conditional = try await app.request("PATCH", "/categories", json: #"{"amount":2}"#, headers: [("If-Match", "nonsense")])
+            #expect(conditional.status == 405)
+            let unknown = try await app.request("PUT", "/a/b/c/d", json: "{}", headers: [("If-Match", "*")])
+            #expect(unknown.status == 404)
+        }
+    }
+}

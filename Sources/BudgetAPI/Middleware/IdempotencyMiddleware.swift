@@ -8,9 +8,11 @@ struct IdempotencyMiddleware: Middleware {
     private static let keyedMethods: Set<Method> = [.post, .put, .patch, .delete]
 
     let idempotency: Idempotency
+    /// Whether a route takes the request; one that does not is answered 404 or 405 by the router, key or not.
+    let isRouted: @Sendable (Request) -> Bool
 
     func respond(to request: Request, next: any Handler) async throws -> Response {
-        guard Self.keyedMethods.contains(request.method), let key = try IdempotencyKey.from(request) else {
+        guard Self.keyedMethods.contains(request.method), isRouted(request), let key = try IdempotencyKey.from(request) else {
             return try await next.respond(to: request)
         }
         return try await idempotency.run(key: key, fingerprint: RequestFingerprint(request)) {

@@ -16,9 +16,11 @@ struct PreconditionMiddleware: Middleware {
     let database: Database
     /// The headers that are part of a representation's tag (see `EntityTag.strong`).
     let representationHeaders: [String]
+    /// Whether a route takes the request; one that does not is answered 404 or 405 by the router, conditions or not.
+    let isRouted: @Sendable (Request) -> Bool
 
     func respond(to request: Request, next: any Handler) async throws -> Response {
-        guard Self.conditionalMethods.contains(request.method) else { return try await next.respond(to: request) }
+        guard Self.conditionalMethods.contains(request.method), isRouted(request) else { return try await next.respond(to: request) }
         let ifMatch = try request.entityTagCondition("If-Match")
         let ifNoneMatch = try request.entityTagCondition("If-None-Match")
         guard ifMatch != nil || ifNoneMatch != nil else { return try await next.respond(to: request) }

@@ -45,6 +45,16 @@ public struct Router: Handler {
         return try await handler(request)
     }
 
+    /// Whether `respond` would hand a request with this method and path to a handler, rather than answer
+    /// 404 or 405 itself.
+    public func accepts(_ method: Method, on path: String) -> Bool {
+        guard path.hasPrefix("/") else { return false }
+        let segments = path.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
+        var captured: [(String, String)] = []
+        guard let node = root.match(segments[...], captured: &captured) else { return false }
+        return node.handlers[method] != nil || (method == .head && node.handlers[.get] != nil)
+    }
+
     /// The template of the route whose pattern `path` matches, whatever the method, e.g. `"/categories/:id"`
     /// for `"/categories/7"`; nil when `respond` would answer 404.
     public func route(for path: String) -> String? {
