@@ -37,3 +37,22 @@ import Testing
         #expect(throws: Never.self) { try JSONParser.parse(Array(allowed.utf8)) }
     }
 }
+
+/// What fuzz/ found in the pure parts: names and patterns are compared as their bytes and scalars, not
+/// as Swift's canonically equivalent Characters.
+@Suite struct CanonicalEquivalenceTests {
+    @Test func precomposedAndDecomposedNamesAreTwoMembers() throws {
+        guard case .object(let members) = try JSONParser.parse(Array(#"{"e\u0301":1,"\u00e9":2}"#.utf8)) else {
+            Issue.record("not an object")
+            return
+        }
+        #expect(members.members.count == 2)
+        #expect(members["e\u{301}"] == .number("1"))
+        #expect(members["\u{e9}"] == .number("2"))
+    }
+
+    @Test(arguments: [("50%\u{301}", "50\\%\u{301}"), ("a_\u{301}b", "a\\_\u{301}b"), ("\\\u{301}", "\\\\\u{301}"), ("plain", "plain")])
+    func likeWildcardsAreEscapedEvenBeforeACombiningMark(text: String, escaped: String) {
+        #expect(LikePattern.escaped(text).unicodeScalars.elementsEqual(escaped.unicodeScalars))
+    }
+}

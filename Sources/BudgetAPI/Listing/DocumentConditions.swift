@@ -82,10 +82,12 @@ extension Character {
 /// ILIKE patterns built from client text, with the wildcards `%` and `_` (and the escape `\`) made literal.
 enum LikePattern {
     static func escaped(_ text: String) -> String {
+        // By scalar, as PostgreSQL reads the pattern: a `%` followed by a combining mark is one Swift
+        // Character that equals no wildcard, yet PostgreSQL still sees the `%` (found by fuzz/list-query).
         var result = ""
-        for character in text {
-            if character == "%" || character == "_" || character == "\\" { result.append("\\") }
-            result.append(character)
+        for scalar in text.unicodeScalars {
+            if scalar == "%" || scalar == "_" || scalar == "\\" { result.unicodeScalars.append("\\") }
+            result.unicodeScalars.append(scalar)
         }
         return result
     }

@@ -85,8 +85,10 @@ struct PageURL: Sendable {
     }
 
     /// Percent-encodes everything but RFC 3986's unreserved characters, `,` and `:` (common in list queries).
+    private static let unreserved = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~,:".utf8)
+
     static func encode(_ text: String, keeping extra: String = "") -> String {
-        let kept = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~,:".utf8).union(extra.utf8)
+        let kept = extra.isEmpty ? unreserved : unreserved.union(extra.utf8)
         var result = ""
         for byte in text.utf8 {
             if kept.contains(byte) {

@@ -43,10 +43,12 @@ public struct JSONObject: Equatable, Sendable, Sequence, ExpressibleByDictionary
     public var count: Int { members.count }
 
     /// The member's value; setting an existing name replaces it in place, a new name is appended, nil removes.
+    /// Names compare byte for byte, as JavaScript and PostgreSQL compare them: `"e\u0301"` and `"\u00e9"`
+    /// are two members, though Swift's `==` would call the strings equal.
     public subscript(name: String) -> JSONValue? {
-        get { members.first { $0.name == name }?.value }
+        get { members.first { $0.name.utf8.elementsEqual(name.utf8) }?.value }
         set {
-            let index = members.firstIndex { $0.name == name }
+            let index = members.firstIndex { $0.name.utf8.elementsEqual(name.utf8) }
             switch (index, newValue) {
             case (let index?, let value?): members[index].value = value
             case (let index?, nil): members.remove(at: index)
@@ -62,6 +64,6 @@ public struct JSONObject: Equatable, Sendable, Sequence, ExpressibleByDictionary
 
     public static func == (lhs: JSONObject, rhs: JSONObject) -> Bool {
         lhs.members.count == rhs.members.count
-            && zip(lhs.members, rhs.members).allSatisfy { $0.name == $1.name && $0.value == $1.value }
+            && zip(lhs.members, rhs.members).allSatisfy { $0.name.utf8.elementsEqual($1.name.utf8) && $0.value == $1.value }
     }
 }
