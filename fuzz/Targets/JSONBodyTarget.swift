@@ -1,0 +1,162 @@
+@testable import BudgetAPI
+import HTTPServer
+
+// JSON request bodies: the parser and writer round trip, then the validation a POST, PUT or PATCH of a
+// category or a transaction runs, on the same bytes sent as `application/json`.
+
+@_cdecl("LLVMFuzzerTestOneInput")
+public func testOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
+    let bytes = Array(UnsafeRawBufferPointer(start: data, count: size))
+    let value = JSONBodyTarget.checkRoundTrip(bytes)
+    JSONBodyTarget.checkValidation(bytes, parsed: value)
+    return 0
+}
+
+enum JSONBodyTarget {
+    /// Parses `bytes`; what parses is written back and must parse to the same value and the same text again.
+    static func checkRoundTrip(_ bytes: [UInt8]) -> JSONValue? {
+        let value: JSONValue
+        do {
+            value = try JSONParser.parse(bytes)
+        } catch {
+            invariant((0...bytes.count).contains(error.offset), "failure offset \(error.offset) in \(bytes.count) bytes")
+            return nil
+        }
+        let written = JSONWriter.bytes(value)
+        let again: JSONValue
+        do {
+            again = try JSONParser.parse(written)
+        } catch {
+            fatalError("written JSON does not parse (\(error)): \(String(decoding: written, as: UTF8.self).debugDescription)")
+        }
+        invariant(again == value, "written JSON parses to another value: \(String(decoding: written, as: UTF8.self).debugDescription)")
+        invariant(JSONWriter.bytes(again) == written, "writing is not stable")
+        return value
+    }
+
+    static func checkValidation(_ bytes: [UInt8], parsed: JSONValue?) {
+        let request = Request(method: .post, target: "/transactions", headers: ["Content-Type": "application/json"], body: bytes)
+        let records: [JSONObject], isArray: Bool
+        do {
+            (records, isArray) = try RequestBody.objects(request)
+        } catch {
+            expect(error, "RequestBody.objects") { if case .malformedBody = $0 { true } else { false } }
+            return
+        }
+        invariant(parsed != nil, "RequestBody accepted a body JSONParser refuses")
+        for (index, members) in records.enumerated() {
+            let prefix = isArray ? "[\(index)]." : ""
+            for mode in [WriteMode.complete, .partial] {
+                checkCategory(members, mode: mode, prefix: prefix)
+                checkTransaction(members, mode: mode, prefix: prefix, categoryFromPath: nil)
+                checkTransaction(members, mode: mode, prefix: prefix, categoryFromPath: 7)
+            }
+        }
+
+        // A PATCH takes one object, as JSON or merge-patch; a wrong media type is 415 whatever the body.
+        var patch = request
+        patch.contentType = RequestBody.mergePatch
+        do {
+            let object = try RequestBody.object(patch, accepting: [RequestBody.json, RequestBody.mergePatch])
+            invariant(!isArray && records.count == 1 && records[0] == object, "the object body differs from objects()")
+        } catch {
+            expect(error, "RequestBody.object") { if case .malformedBody = $0 { true } else { false } }
+        }
+        var plain = request
+        plain.contentType = "text/plain"
+        do {
+            _ = try RequestBody.object(plain)
+            fatalError("text/plain was accepted as JSON")
+        } catch {
+            expect(error, "RequestBody.object") { if case .unsupportedMediaType = $0 { true } else { false } }
+        }
+    }
+
+    private static func checkCategory(_ members: JSONObject, mode: WriteMode, prefix: String) {
+        let fields: CategoryFields
+        do {
+            fields = try CategoryFields(members, mode: mode, fieldPrefix: prefix)
+        } catch {
+            expectInvalidFields(error, prefix: prefix, members: members, known: CategoryFields.known.union(CategoryFields.readOnly))
+            return
+        }
+        checkAccepted(members, known: CategoryFields.known, readOnly: CategoryFields.readOnly)
+        if mode == .complete { invariant(fields.title != nil && fields.amount != nil, "a complete category without title or amount") }
+        invariant(fields.title.map { (1...100).contains($0.unicodeScalars.count) } ?? true, "category title \(String(describing: fields.title))")
+        invariant(fields.amount.map { $0.cents >= 0 } ?? true, "negative category amount \(String(describing: fields.amount))")
+        checkPresent(members, ["id": fields.id != nil, "title": fields.title != nil, "amount": fields.amount != nil])
+        checkCommon(id: fields.id, title: fields.title, amount: fields.amount, members: members)
+    }
+
+    private static func checkTransaction(_ members: JSONObject, mode: WriteMode, prefix: String, categoryFromPath: Int64?) {
+        let fields: TransactionFields
+        do {
+            fields = try TransactionFields(members, mode: mode, categoryIDFromPath: categoryFromPath, fieldPrefix: prefix)
+        } catch {
+            expectInvalidFields(error, prefix: prefix, members: members, known: TransactionFields.known.union(TransactionFields.readOnly))
+            return
+        }
+        checkAccepted(members, known: TransactionFields.known, readOnly: TransactionFields.readOnly)
+        if mode == .complete {
+            invariant(fields.categoryID != nil && fields.title != nil && fields.amount != nil, "a complete transaction without its required fields")
+        }
+        if let categoryFromPath { invariant(fields.categoryID == categoryFromPath, "the path's category did not win") }
+        invariant(fields.title.map { (1...200).contains($0.unicodeScalars.count) } ?? true, "transaction title \(String(describing: fields.title))")
+        invariant(fields.date.map { CalendarDay($0) != nil } ?? true, "transaction date \(String(describing: fields.date))")
+        switch fields.note {
+        case .none: invariant(members["note"] == nil, "a note was dropped")
+        case .some(.none): invariant(members["note"] == .null, "a note was cleared without null")
+        case .some(.some(let text)): invariant(text.unicodeScalars.count <= 2000 && members["note"] == .string(text), "note \(text.debugDescription)")
+        }
+        var present = ["id": fields.id != nil, "title": fields.title != nil, "amount": fields.amount != nil, "date": fields.date != nil]
+        if categoryFromPath == nil { present["categoryId"] = fields.categoryID != nil }
+        checkPresent(members, present)
+        checkCommon(id: fields.id, title: fields.title, amount: fields.amount, members: members)
+    }
+
+    /// Accepted fields hold what the body said, in range.
+    private static func checkCommon(id: Int64?, title: String?, amount: Money?, members: JSONObject) {
+        invariant(id.map { $0 > 0 } ?? true, "id \(String(describing: id))")
+        invariant(title.map { members["title"] == .string($0) } ?? true, "the title differs from the body's")
+        if let amount {
+            invariant(abs(amount.cents) <= Money.maximumCents, "amount \(amount) out of range")
+            // The canonical text reads back as the same amount.
+            invariant((try? Money(parsing: amount.description)) == amount, "amount \(amount) does not read back")
+        }
+    }
+
+    /// A body that passed validation names no unknown field.
+    private static func checkAccepted(_ members: JSONObject, known: Set<String>, readOnly: Set<String>) {
+        for name in members.names {
+            invariant(known.contains(name) || readOnly.contains(name), "unknown field \(name.debugDescription) accepted")
+        }
+    }
+
+    /// Nothing a valid body carries is silently dropped.
+    private static func checkPresent(_ members: JSONObject, _ present: [String: Bool]) {
+        for (name, isPresent) in present {
+            invariant(isPresent == (members[name] != nil), "field \(name) given: \(members[name] != nil), read: \(isPresent)")
+        }
+    }
+
+    /// Validation throws 422 naming fields within this record; every unknown member is among them.
+    private static func expectInvalidFields(_ error: any Error, prefix: String, members: JSONObject, known: Set<String>) {
+        guard let apiError = error as? APIError, case .invalidFields(let errors) = apiError else {
+            fatalError("validation threw \(type(of: error)) \(error), not APIError.invalidFields")
+        }
+        invariant(!errors.isEmpty, "invalidFields without errors")
+        // Bytes, not Characters: a member name may start with a combining mark that joins the prefix's ".".
+        invariant(errors.allSatisfy { $0.field.utf8.starts(with: prefix.utf8) && !$0.message.isEmpty }, "field errors \(errors) for prefix \(prefix)")
+        let named = Set(errors.map(\.field))
+        for name in members.names where !known.contains(name) {
+            invariant(named.contains(prefix + name), "unknown field \(name.debugDescription) not reported")
+        }
+        invariant(apiError.problem.status == .unprocessableContent, "invalid fields answered \(apiError.problem.status)")
+    }
+
+    private static func expect(_ error: any Error, _ stage: String, _ isExpected: (APIError) -> Bool) {
+        guard let apiError = error as? APIError, isExpected(apiError) else {
+            fatalError("\(stage) threw \(type(of: error)) \(error)")
+        }
+    }
+}
