@@ -76,7 +76,10 @@ let package = Package(
         ),
         .testTarget(name: "SocketsTests", dependencies: ["Sockets"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "TestSupport"]),
-        .testTarget(name: "PostgresTests", dependencies: ["Postgres", "TestSupport"]),
+        .testTarget(
+            name: "PostgresTests",
+            dependencies: ["Postgres", "TestSupport", .product(name: "Crypto", package: "swift-crypto")]
+        ),
         .testTarget(name: "LocalPostgresTests", dependencies: ["LocalPostgres", "Postgres", "TestSupport"]),
         .testTarget(name: "BudgetAPITests", dependencies: ["BudgetAPI", "HTTPServer", "Postgres", "TestSupport"]),
         .testTarget(name: "OperationsTests", dependencies: ["Postgres", "TestSupport"]),
