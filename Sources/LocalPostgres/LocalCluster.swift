@@ -90,6 +90,15 @@ public struct LocalCluster: Sendable {
         try runner.runChecked(try programs.program("pg_ctl"), ["stop", "-D", dataDirectory, "-m", "fast", "-w", "-s"])
     }
 
+    /// Asks the cluster's postmaster for a fast shutdown (SIGINT, what `pg_ctl stop -m fast` sends) without
+    /// waiting for it, so a process exiting at once leaves no PostgreSQL running behind it; PostgreSQL
+    /// disconnects its sessions, writes a checkpoint and exits on its own. Nothing if it is not running.
+    public func requestFastShutdown() {
+        guard let text = try? String(contentsOfFile: "\(dataDirectory)/postmaster.pid", encoding: .utf8),
+              let line = text.split(separator: "\n").first, let postmaster = pid_t(line), postmaster > 0 else { return }
+        kill(postmaster, SIGINT)
+    }
+
     /// Creates database `name`, copied from `template` when given, with the `createdb` program.
     public func createDatabase(_ name: String, template: String? = nil) throws {
         let programs = try PostgresPrograms.find(in: searchPath ?? PostgresPrograms.defaultSearchPath())

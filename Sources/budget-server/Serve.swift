@@ -152,14 +152,3 @@ struct Serve: AsyncParsableCommand {
         logger.info("seeded from \(path): \(summary)")
     }
 }
-
-extension LocalCluster {
-    /// Asks the cluster's postmaster for a fast shutdown (SIGINT, what `pg_ctl stop -m fast` sends) without
-    /// waiting for it, so a process exiting at once leaves no PostgreSQL running behind it; PostgreSQL
-    /// disconnects its sessions, writes a checkpoint and exits on its own.
-    fileprivate func requestFastShutdown() {
-        guard let text = try? String(contentsOfFile: "\(dataDirectory)/postmaster.pid", encoding: .utf8),
-              let line = text.split(separator: "\n").first, let postmaster = pid_t(line), postmaster > 0 else { return }
-        kill(postmaster, SIGINT)
-    }
-}
