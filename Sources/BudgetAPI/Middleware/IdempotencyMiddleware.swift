@@ -12,7 +12,9 @@ struct IdempotencyMiddleware: Middleware {
     let isRouted: @Sendable (Request) -> Bool
 
     func respond(to request: Request, next: any Handler) async throws -> Response {
-        guard Self.keyedMethods.contains(request.method), isRouted(request), let key = try IdempotencyKey.from(request) else {
+        // The route lookup only for requests that carry a key: a plain write pays nothing here.
+        guard Self.keyedMethods.contains(request.method), request.headers.contains(IdempotencyKey.headerName),
+              isRouted(request), let key = try IdempotencyKey.from(request) else {
             return try await next.respond(to: request)
         }
         return try await idempotency.run(key: key, fingerprint: RequestFingerprint(request)) {

@@ -20,7 +20,10 @@ struct PreconditionMiddleware: Middleware {
     let isRouted: @Sendable (Request) -> Bool
 
     func respond(to request: Request, next: any Handler) async throws -> Response {
-        guard Self.conditionalMethods.contains(request.method), isRouted(request) else { return try await next.respond(to: request) }
+        // The route lookup only for requests that carry a condition: a plain write pays nothing here.
+        guard Self.conditionalMethods.contains(request.method),
+              request.headers.contains("If-Match") || request.headers.contains("If-None-Match"),
+              isRouted(request) else { return try await next.respond(to: request) }
         let ifMatch = try request.entityTagCondition("If-Match")
         let ifNoneMatch = try request.entityTagCondition("If-None-Match")
         guard ifMatch != nil || ifNoneMatch != nil else { return try await next.respond(to: request) }
