@@ -15,9 +15,12 @@ public final class Server: Sendable {
     private let configuration: ServerConfiguration
     private let responder: Responder
     private let logger: Logger
+    private let loopSetup: LoopSetup?
     private let running = Mutex<Running?>(nil)
 
-    public init(configuration: ServerConfiguration, handler: any Handler, logger: Logger) {
+    /// `loopSetup` runs on each event loop's thread as it starts (see `LoopSetup`).
+    public init(configuration: ServerConfiguration, handler: any Handler, logger: Logger, loopSetup: LoopSetup? = nil) {
+        self.loopSetup = loopSetup
         self.configuration = configuration
         self.responder = Responder(handler: handler, logger: logger)
         self.logger = logger
@@ -31,12 +34,13 @@ public final class Server: Sendable {
             let listener = try Socket.listen(on: address)
             do {
                 let port = try listener.localAddress().port
-                let openConnections = OpenConnections()
+                let group = LoopGroup()
                 let loops = try (0..<max(1, configuration.eventLoopCount)).map { _ in
                     try EventLoop(
                         listener: listener, responder: responder, limits: configuration.limits,
-                        openConnections: openConnections, logger: logger)
+                        group: group, setup: loopSetup, logger: logger)
                 }
+                group.join(loops)
                 loops.forEach { $0.start() }
                 running = Running(listener: listener, loops: loops)
                 logger.info("listening on \(configuration.host):\(port) with \(loops.count) event loop(s)")
@@ -61,6 +65,7 @@ public final class Server: Sendable {
                 group.addTask { await loop.drain(until: deadline) }
             }
         }
+        stopping.loops.first?.group.dissolve()
         logger.info("server stopped")
     }
 }

@@ -8,6 +8,7 @@ import Glibc
 extension EventLoop {
     func run() {
         loopThread.withLock { $0 = pthread_self() }
+        teardown = setup?(self)
         let ready = Epoll.ReadyList(capacity: 256)
         var nextSweep = ContinuousClock.now + sweepInterval
         while true {
@@ -30,6 +31,7 @@ extension EventLoop {
                 for connection in Array(connections.values) {
                     connection.sweep(now: now, isStopping: drainRequest != nil)
                 }
+                for check in periodicChecks { check(now) }
             }
             // Connections that have had their last answer only linger for the peer's FIN; not worth waiting for.
             if let drainRequest, now >= drainRequest.deadline || connections.values.allSatisfy(\.isDraining) {
@@ -45,7 +47,10 @@ extension EventLoop {
         case listener.descriptor:
             if isListening { acceptConnections(now: now) }
         default:
-            guard let connection = connections[event.descriptor] else { return }
+            guard let connection = connections[event.descriptor] else {
+                watchers[event.descriptor]?(event.events)
+                return
+            }
             if event.events.contains(.writable) { connection.writable(now: now) }
             if event.events.contains(.readable) || event.events.contains(.hangUp) {
                 guard connections[event.descriptor] === connection else { return }
@@ -64,23 +69,31 @@ extension EventLoop {
             } catch {
                 return logger.error("accept failed: \(error)")
             }
-            guard openConnections.admit(limit: limits.maxConnections) else {
+            guard group.admit(limit: limits.maxConnections) else {
                 refuse(socket)
                 continue
             }
-            do {
-                // One write per response is only fast if Nagle does not hold it back.
-                try socket.setNoDelay()
-                try epoll.add(socket.descriptor, for: .readable)
-            } catch {
-                logger.warning("dropping new connection: \(error)")
-                openConnections.remove()
-                socket.close()
-                continue
+            let owner = group.assignConnection(acceptedBy: self)
+            if owner === self {
+                adopt(socket, now: now)
+            } else {
+                owner.post(.adopt(socket))
             }
-            nextSerial += 1
-            connections[socket.descriptor] = Connection(socket: socket, serial: nextSerial, loop: self, now: now)
         }
+    }
+
+    /// Makes an accepted socket a Connection of this loop.
+    private func adopt(_ socket: Socket, now: ContinuousClock.Instant) {
+        do {
+            // One write per response is only fast if Nagle does not hold it back.
+            try socket.setNoDelay()
+            try epoll.add(socket.descriptor, for: .readable)
+        } catch {
+            logger.warning("dropping new connection: \(error)")
+            return forget(socket)
+        }
+        nextSerial += 1
+        connections[socket.descriptor] = Connection(socket: socket, serial: nextSerial, loop: self, now: now)
     }
 
     /// Answers a connection over `Limits.maxConnections` with 503 and closes it; the open ones go on.
@@ -117,6 +130,9 @@ extension EventLoop {
                     try? epoll.remove(listener.descriptor)
                 }
                 done.resume()
+            case .adopt(let socket):
+                // A connection handed over while draining would only be closed again at once.
+                if drainRequest != nil { forget(socket) } else { adopt(socket, now: now) }
             case .drain(let deadline, let done):
                 drainRequest = (deadline, done)
                 for connection in Array(connections.values) where connection.isIdle {
@@ -135,13 +151,16 @@ extension EventLoop {
             return inbox.messages
         }
         for connection in Array(connections.values) { close(connection) }
+        teardown?()
+        teardown = nil
+        periodicChecks = []
         if isListening { try? epoll.remove(listener.descriptor) }
         notifier.close()
         epoll.close()
         drainRequest?.done.resume()
         drainRequest = nil
         // Whoever is still waiting on this loop must not wait forever.
-        for message in pending { message.releaseWaiter() }
+        for message in pending { release(message) }
     }
 }
 
