@@ -1,8 +1,8 @@
 // swift-tools-version: 6.0
 import PackageDescription
 
-// Dependencies point one way: CLinux ← Sockets ← HTTPServer, CLibPQ ← Postgres, and BudgetAPI on top of
-// both. HTTPServer knows nothing of budgets; Postgres knows nothing of HTTP. No SwiftNIO anywhere.
+// Dependencies point one way: CLinux ← Sockets ← HTTPServer, CLibPQ + Sockets ← Postgres (its event-loop
+// connections run on a Sockets `Reactor`), and BudgetAPI on top of both. HTTPServer knows nothing of budgets; Postgres knows nothing of HTTP. No SwiftNIO anywhere.
 let package = Package(
     name: "budget-server",
     platforms: [.macOS(.v14)],
@@ -40,6 +40,7 @@ let package = Package(
             name: "Postgres",
             dependencies: [
                 "CLibPQ",
+                "Sockets",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "DequeModule", package: "swift-collections"),
             ]
@@ -62,6 +63,7 @@ let package = Package(
             name: "budget-server",
             dependencies: [
                 "BudgetAPI",
+                "CLinux",
                 "HTTPServer",
                 "Postgres",
                 "LocalPostgres",
@@ -78,7 +80,7 @@ let package = Package(
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "TestSupport"]),
         .testTarget(
             name: "PostgresTests",
-            dependencies: ["Postgres", "TestSupport", .product(name: "Crypto", package: "swift-crypto")]
+            dependencies: ["Postgres", "Sockets", "TestSupport", .product(name: "Crypto", package: "swift-crypto")]
         ),
         .testTarget(name: "LocalPostgresTests", dependencies: ["LocalPostgres", "Postgres", "TestSupport"]),
         .testTarget(name: "BudgetAPITests", dependencies: ["BudgetAPI", "HTTPServer", "Postgres", "TestSupport"]),

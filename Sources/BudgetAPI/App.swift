@@ -25,6 +25,9 @@ public enum BudgetApp {
         /// Where request, pool and long-poll metrics go; `GET /metrics` renders it. Each `Options()` has a
         /// registry of its own, so servers in one process (tests) do not count into one another's.
         public var metricsRegistry = PrometheusCollectorRegistry()
+        /// `--loop-connections`: PostgreSQL connections each event loop drives itself for single statements
+        /// outside a transaction (the reads and plain writes); 0 sends everything through the pool.
+        public var connectionsPerLoop = 4
 
         public init() {}
     }
@@ -96,7 +99,13 @@ public enum BudgetApp {
             PreconditionMiddleware(database: database, representationHeaders: representationHeaders, isRouted: isRouted),
             DatabaseErrorMiddleware(),
         ]
-        return Service(handler: router.wrapped(in: middleware), notifications: sync.notifications)
+        let connectionsPerLoop = options.connectionsPerLoop
+        return Service(
+            handler: router.wrapped(in: middleware), notifications: sync.notifications,
+            loopSetup: { reactor in
+                guard connectionsPerLoop > 0 else { return {} }
+                return LoopConnections.attach(to: reactor, pool: pool, count: connectionsPerLoop)
+            })
     }
 
     /// Headers that belong to a representation as much as its body does, so they count in its ETag: a
@@ -107,6 +116,8 @@ public enum BudgetApp {
     public struct Service: Sendable {
         public let handler: any Handler
         let notifications: Notifications
+        /// Pass to `Server(…loopSetup:)`: gives each event loop its own database connections.
+        public let loopSetup: LoopSetup
 
         /// Answers every waiting long-poll now, and every later one at once, so that a draining server
         /// answers its pollers (SPEC §6) instead of cutting them off at the grace period. Call it before

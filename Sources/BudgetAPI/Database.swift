@@ -24,9 +24,16 @@ struct Database: Sendable {
         return try await pool.withConnection(body)
     }
 
+    /// Runs one statement: on the request's reserved connection if it holds one, else outside any
+    /// transaction on the event loop's own connections (`ConnectionPool.query`), without a thread hop.
+    func query(_ query: Query) async throws -> QueryResult {
+        if let reserved = Self.reserved { return try await reserved.run { connection in try connection.query(query) } }
+        return try await pool.query(query)
+    }
+
     /// The first column of the first row, as bytes; nil when the query returned no row.
     func json(_ query: Query) async throws -> [UInt8]? {
-        try await run { connection in try connection.json(query) }
+        try await self.query(query).firstJSON()
     }
 
     /// Runs `body` in one database transaction (a savepoint inside a reserved one): all of it or none of it.

@@ -120,7 +120,8 @@ import TestSupport
         let service = BudgetApp.makeService(pool: pool, migrator: migrator, options: Self.options(), logger: log.logger(label: "auth-test"))
         var configuration = ServerConfiguration()
         configuration.port = 0
-        let server = Server(configuration: configuration, handler: service.handler, logger: log.logger(label: "auth-test"))
+        let server = Server(
+            configuration: configuration, handler: service.handler, logger: log.logger(label: "auth-test"), loopSetup: service.loopSetup)
         let port = try server.start()
         let requests: [(String, String, [(String, String)])] = [
             ("GET", "/categories", Self.bearer),

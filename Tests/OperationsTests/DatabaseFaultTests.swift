@@ -93,9 +93,11 @@ import TestSupport
     /// A database that hangs instead of going away (here: a table lock the test holds) must not hang the
     /// API: with the pool's one connection stuck, the next request waits at most the checkout timeout (5 s)
     /// and answers 503. `ConnectionPoolTests` proves the pool's deadline; this proves the server's answer.
+    /// Every statement goes through the pool here (`--loop-connections 0`); `LoopConnectionsTests` proves
+    /// the same deadline for the event loops' own connections.
     @Test func aHungDatabaseMeans503AfterTheCheckoutDeadline() async throws {
         let url = try await TestDatabase.fresh()
-        let server = try await ServerProcess.start(["--database-url", url, "--pool-size", "1"])
+        let server = try await ServerProcess.start(["--database-url", url, "--pool-size", "1", "--loop-connections", "0"])
         #expect(try await server.request("POST", "/categories", json: #"{"title":"Food","amount":100}"#).status == 201)
 
         let lock = TableLock(url: url, table: "categories")

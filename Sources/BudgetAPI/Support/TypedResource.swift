@@ -50,20 +50,26 @@ extension Database {
     /// Runs one write statement of a `TypedResource` on its own: a single statement is atomic without
     /// BEGIN/COMMIT, which would cost two more round trips.
     func write(_ query: Query) async throws -> WrittenRecord? {
-        try await run { try $0.write(query) }
+        try WrittenRecord(await self.query(query))
+    }
+}
+
+extension WrittenRecord {
+    /// The first row of a `TypedResource` write; nil when it touched no row.
+    init?(_ result: QueryResult) throws {
+        guard result.count > 0 else { return nil }
+        let row = result[0]
+        self.init(
+            id: try row.decode(Int64.self, at: 0),
+            isCreated: try row.decode(Bool.self, at: 1),
+            json: row.bytes(at: 2) ?? []
+        )
     }
 }
 
 extension Connection {
     /// Runs a write query of a `TypedResource`; nil when it touched no row.
     func write(_ query: Query) throws -> WrittenRecord? {
-        let result = try self.query(query)
-        guard result.count > 0 else { return nil }
-        let row = result[0]
-        return WrittenRecord(
-            id: try row.decode(Int64.self, at: 0),
-            isCreated: try row.decode(Bool.self, at: 1),
-            json: row.bytes(at: 2) ?? []
-        )
+        try WrittenRecord(self.query(query))
     }
 }

@@ -31,19 +31,30 @@ struct SnapshotJSON: Sendable {
     let syncSeq: Int64
 }
 
+extension SnapshotJSON {
+    /// `query`, whose one column is JSON, selected with `change_feed_position()` from the same snapshot.
+    static func statement(_ query: Query) -> Query {
+        "SELECT snapshot.json, change_feed_position() FROM (\(query)) AS snapshot(json)"
+    }
+
+    /// The first row of `statement`'s result; nil when it has none.
+    init?(_ result: QueryResult) throws {
+        guard result.count > 0 else { return nil }
+        self.init(json: result[0].bytes(at: 0) ?? [], syncSeq: try result[0].decode(Int64.self, at: 1))
+    }
+}
+
 extension Connection {
     /// The first column of the first row `query` selects, with `change_feed_position()` from the same
     /// snapshot; nil when the query selects no row.
     func snapshotJSON(_ query: Query) throws -> SnapshotJSON? {
-        let result = try self.query("SELECT snapshot.json, change_feed_position() FROM (\(query)) AS snapshot(json)")
-        guard result.count > 0 else { return nil }
-        return SnapshotJSON(json: result[0].bytes(at: 0) ?? [], syncSeq: try result[0].decode(Int64.self, at: 1))
+        try SnapshotJSON(self.query(SnapshotJSON.statement(query)))
     }
 }
 
 extension Database {
     /// See `Connection.snapshotJSON`.
     func snapshotJSON(_ query: Query) async throws -> SnapshotJSON? {
-        try await run { connection in try connection.snapshotJSON(query) }
+        try SnapshotJSON(await self.query(SnapshotJSON.statement(query)))
     }
 }

@@ -1,0 +1,143 @@
+import DequeModule
+import Sockets
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The few non-blocking connections of one event loop, for statements its handlers run outside a transaction.
+///
+/// Why: a statement through `ConnectionPool.withConnection` wakes a worker thread, which blocks in libpq
+/// and then wakes the loop again. `perf` showed those two hand-offs per request (context switches, futex
+/// and poll wake-ups) as the largest share of the server's CPU on a database read. Here the statement is
+/// sent from the loop's own thread, the loop's `epoll_wait` watches the answer arrive alongside its HTTP
+/// sockets, and the waiting task resumes on that thread: no hand-off at all.
+///
+/// The blocking pool stays the backbone: transactions, notifications and everything that holds a
+/// connection across statements use it, and so does a statement here whenever no loop connection is up
+/// (the database is down) or too many are waiting, so outages answer exactly as the pool does.
+/// Connections open on first need and, once broken, again on the next statement after `reconnectDelay`;
+/// connecting never blocks the loop (`PQconnectStartParams`).
+public final class LoopConnections {
+    /// Statements queued here at most before further ones go to the pool.
+    static let maxWaiting = 512
+    static let reconnectDelay: Duration = .seconds(1)
+
+    let pool: ConnectionPool
+    private var connections: [LoopConnection] = []
+    private var waiting: Deque<LoopStatement> = []
+
+    /// Up to `count` connections on `reactor`, opened by the first statement that finds none free (a server
+    /// that never runs one holds none); call on the reactor's thread.
+    init(reactor: any Reactor, pool: ConnectionPool, count: Int) {
+        self.pool = pool
+        connections = (0..<count).map { _ in LoopConnection(reactor: reactor, configuration: pool.configuration) }
+        for connection in connections {
+            connection.onIdle = { [unowned self] in connectionIsIdle($0) }
+            connection.onBroken = { [unowned self] _ in connectionBroke() }
+        }
+        reactor.everySecond { [weak self] now in self?.expireWaiting(now: now) }
+    }
+
+    /// Runs one statement; resumes on this thread with its rows.
+    func run(_ query: Query) async throws -> QueryResult {
+        try await withCheckedThrowingContinuation { continuation in
+            submit(LoopStatement(
+                query: query, sql: query.sql, completion: { continuation.resume(with: $0) }, submittedAt: .now))
+        }
+    }
+
+    private func submit(_ statement: LoopStatement) {
+        if let idle = connections.first(where: { $0.state == .idle }) {
+            return idle.start(statement)
+        }
+        reconnectBrokenConnections()
+        let isAnyComing = connections.contains { $0.state == .busy || $0.state == .connecting }
+        guard isAnyComing, waiting.count < Self.maxWaiting else { return runOnPool(statement) }
+        waiting.append(statement)
+    }
+
+    private func connectionIsIdle(_ connection: LoopConnection) {
+        if let next = waiting.popFirst() { connection.start(next) }
+    }
+
+    private func connectionBroke() {
+        // Statements waiting for a connection that will not come go to the pool, which knows about outages.
+        guard !connections.contains(where: { $0.state != .broken }) else { return }
+        while let statement = waiting.popFirst() { runOnPool(statement) }
+    }
+
+    /// Connects those never connected, and those broken longer than `reconnectDelay` ago.
+    /// Fails statements that waited for a connection longer than the pool's checkout timeout, as the pool
+    /// fails its own jobs: a database that hangs (a lock held, every connection stuck) answers 503 in
+    /// bounded time rather than holding requests for as long as it hangs.
+    private func expireWaiting(now: ContinuousClock.Instant) {
+        let timeout = pool.configuration.checkoutTimeout
+        while let first = waiting.first, now - first.submittedAt >= timeout {
+            waiting.removeFirst()
+            first.completion(.failure(PostgresError(kind: .poolTimeout, message: "no database connection became free within \(timeout)")))
+        }
+    }
+
+    private func reconnectBrokenConnections() {
+        let now = ContinuousClock.now
+        for connection in connections where connection.state == .broken {
+            if connection.brokenAt.map({ now - $0 >= Self.reconnectDelay }) ?? true { connection.connect() }
+        }
+    }
+
+    private func runOnPool(_ statement: LoopStatement) {
+        let query = statement.query
+        pool.enqueue(PoolJob(
+            enqueuedAt: statement.submittedAt,
+            run: { connection in statement.completion(Result { try connection.query(query) }) },
+            fail: { error in statement.completion(.failure(error)) }))
+    }
+
+    /// Closes every connection; statements waiting or in flight fail with `.poolClosed`.
+    func close() {
+        let error = PostgresError(kind: .poolClosed, message: "the event loop stopped")
+        for connection in connections {
+            connection.onIdle = { _ in }
+            connection.onBroken = { _ in }
+            connection.close(because: error)
+        }
+        while let statement = waiting.popFirst() { statement.completion(.failure(error)) }
+    }
+}
+
+extension LoopConnections {
+    private static let threadKey: pthread_key_t = {
+        var key = pthread_key_t()
+        precondition(pthread_key_create(&key, nil) == 0, "pthread_key_create failed")
+        return key
+    }()
+
+    /// The connections attached to the calling thread's reactor, if any.
+    static var current: LoopConnections? {
+        pthread_getspecific(threadKey).map { Unmanaged<LoopConnections>.fromOpaque($0).takeUnretainedValue() }
+    }
+
+    /// Gives the calling thread's reactor `count` connections of `pool`, which `pool.query` then uses on
+    /// this thread; returns what to call on this thread when the reactor stops.
+    public static func attach(to reactor: any Reactor, pool: ConnectionPool, count: Int) -> () -> Void {
+        let connections = Unmanaged.passRetained(LoopConnections(reactor: reactor, pool: pool, count: count))
+        pthread_setspecific(threadKey, connections.toOpaque())
+        return {
+            pthread_setspecific(threadKey, nil)
+            connections.takeUnretainedValue().close()
+            connections.release()
+        }
+    }
+}
+
+extension ConnectionPool {
+    /// Runs one statement outside any transaction: on the calling event loop's own connections when this
+    /// pool attached some to it (`LoopConnections.attach`), else on a pooled connection.
+    public func query(_ query: Query) async throws -> QueryResult {
+        if let local = LoopConnections.current, local.pool === self {
+            return try await local.run(query)
+        }
+        return try await withConnection { connection in try connection.query(query) }
+    }
+}
