@@ -27,23 +27,10 @@ public struct JSONLogHandler: LogHandler {
         self.write = write
     }
 
-    /// A handler that writes to standard error, each line in one `write(2)` where it can, so that lines
-    /// from several threads do not interleave.
+    /// A handler that writes to standard error through `LogSink.standardError`, each line whole.
     public static func standardError(label: String, metadataProvider: Logger.MetadataProvider? = nil) -> JSONLogHandler {
         JSONLogHandler(label: label, metadataProvider: metadataProvider) { line in
-            line.withUnsafeBytes { bytes in
-                var offset = 0
-                while offset < bytes.count {
-                    let written = Glibc.write(STDERR_FILENO, bytes.baseAddress! + offset, bytes.count - offset)
-                    if written > 0 {
-                        offset += written
-                    } else if written < 0 && errno == EINTR {
-                        continue
-                    } else {
-                        return  // nowhere left to say so
-                    }
-                }
-            }
+            LogSink.standardError.write(line)
         }
     }
 
@@ -58,9 +45,7 @@ public struct JSONLogHandler: LogHandler {
 
     /// The line for `event`, stamped `timestamp`.
     func line(for event: LogEvent, at timestamp: String) -> [UInt8] {
-        var merged = metadata
-        if let provided = metadataProvider?.get() { merged.merge(provided) { $1 } }
-        if let explicit = event.metadata { merged.merge(explicit) { $1 } }
+        let merged = Logger.Metadata.merged(handler: metadata, provider: metadataProvider, event: event.metadata)
 
         var line: [UInt8] = []
         line.reserveCapacity(256)
@@ -128,5 +113,18 @@ public struct JSONLogHandler: LogHandler {
         return padded(Int(parts.tm_year) + 1900, 4) + "-" + padded(Int(parts.tm_mon) + 1, 2) + "-" + padded(Int(parts.tm_mday), 2)
             + "T" + padded(Int(parts.tm_hour), 2) + ":" + padded(Int(parts.tm_min), 2) + ":" + padded(Int(parts.tm_sec), 2)
             + "." + padded(time.tv_nsec / 1_000_000, 3) + "Z"
+    }
+}
+
+extension Logger.Metadata {
+    /// A handler's metadata, then its provider's, then the event's, later ones winning; without copying
+    /// when only one of them has any (the access log's case: only the event's).
+    static func merged(handler: Logger.Metadata, provider: Logger.MetadataProvider?, event: Logger.Metadata?) -> Logger.Metadata {
+        let provided = provider?.get() ?? [:]
+        if handler.isEmpty && provided.isEmpty { return event ?? [:] }
+        var merged = handler
+        merged.merge(provided) { $1 }
+        if let event { merged.merge(event) { $1 } }
+        return merged
     }
 }

@@ -81,13 +81,10 @@ enum LogFormat: String, CaseIterable, ExpressibleByArgument {
 
 /// Sends every log line to standard error at one level and in one format, chosen once at the edge.
 func makeLogger(level: Logger.Level, format: LogFormat = .text) -> Logger {
-    // swift-log stamps each line with localtime(), which stats /etc/localtime on every call while TZ is
-    // unset: about a tenth of a /health request's CPU in bench/run's profile. Naming the file once stops that.
-    setenv("TZ", ":/etc/localtime", 0)
     LoggingSystem.bootstrap { label in
         switch format {
         case .text:
-            var handler = StreamLogHandler.standardError(label: label)
+            var handler = TextLogHandler(label: label)
             handler.logLevel = level
             return handler
         case .json:
