@@ -44,6 +44,8 @@ struct LoopConnectionsTests {
     @Test func answersWhileEveryPooledConnectionIsBusy() async throws {
         let sleeperDone = Flag()
         let (answer, doneBefore) = try await withLoop(poolSize: 1, count: 1) { pool in
+            // Connected first: on a loaded machine a first connect alone can outlast the sleep below.
+            _ = try await pool.query("SELECT 1")
             // The pool's only connection sleeps; a statement that went through the pool would wait for it.
             let sleeper = Task {
                 try await pool.withConnection { try $0.execute("SELECT pg_sleep(2)") }
@@ -122,14 +124,20 @@ struct LoopConnectionsTests {
 
     @Test func aStatementWaitingForABusyConnectionFailsAtTheCheckoutDeadline() async throws {
         let (waited, stuckAnswer) = try await withLoop(count: 1, checkoutTimeout: .seconds(1)) { pool in
+            // Both kinds of connection up first: on a loaded machine connecting alone can outlast 1 s.
+            try await waitUntil("the loop connection answers") { (try? await pool.query("SELECT 1")) != nil }
+            try await waitUntil("a pooled connection answers") {
+                (try? await pool.withConnection { try $0.query("SELECT 1").count }) == 1
+            }
             // The loop's one connection is busy for 3 s; the next statement waits for it, and gives up at 1 s.
             // `async let` runs on the reactor too (a child task keeps its parent's executor preference).
             async let stuck = pool.query("SELECT pg_sleep(3), \(1)::int")[0].decode(Int.self, at: 1)
             try await waitUntil("the first statement holds the connection") {
-                try await pool.withConnection { connection in
+                let running = try? await pool.withConnection { connection in
                     try connection.query("SELECT count(*) FROM pg_stat_activity WHERE query LIKE 'SELECT pg_sleep(3)%'")[0]
-                        .decode(Int.self, at: 0) == 1
+                        .decode(Int.self, at: 0)
                 }
+                return running == 1
             }
             let waited = await #expect(throws: PostgresError.self) { try await pool.query("SELECT 2") }
             return (waited, try await stuck)
