@@ -31,11 +31,6 @@ struct Database: Sendable {
         return try await pool.query(query)
     }
 
-    /// The first column of the first row, as bytes; nil when the query returned no row.
-    func json(_ query: Query) async throws -> [UInt8]? {
-        try await self.query(query).firstJSON()
-    }
-
     /// Runs `body` in one database transaction (a savepoint inside a reserved one): all of it or none of it.
     func transaction<T: Sendable>(_ body: @escaping @Sendable (Connection) throws -> T) async throws -> T {
         try await run { connection in try connection.transaction(body) }

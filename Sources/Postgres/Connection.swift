@@ -42,9 +42,7 @@ public final class Connection {
         PQsetNoticeProcessor(handle, { _, _ in }, nil)
         var settings = "SET TimeZone TO 'UTC'; SET DateStyle TO 'ISO, YMD'; SET client_encoding TO 'UTF8';"
         if let statementTimeout {
-            let milliseconds = statementTimeout.components.seconds * 1000
-                + statementTimeout.components.attoseconds / 1_000_000_000_000_000
-            settings += " SET statement_timeout TO \(milliseconds);"
+            settings += " SET statement_timeout TO \(statementTimeout.wholeMilliseconds);"
         }
         try connection.execute(script: settings)
         return connection
@@ -69,11 +67,8 @@ public final class Connection {
     private func run(_ query: Query, sql: String) throws -> QueryResult {
         let handle = try openHandle()
         let name = try preparedStatementName(for: sql, parameterCount: query.bindings.count, handle: handle)
-        // NULL is a null pointer; every other value is a C string copy freed after the call.
-        let values: [UnsafeMutablePointer<CChar>?] = query.bindings.map { $0.flatMap { strdup($0) } }
-        defer { values.forEach { free($0) } }
-        let result = values.map { UnsafePointer($0) }.withUnsafeBufferPointer { pointers in
-            PQexecPrepared(handle, name, Int32(pointers.count), pointers.baseAddress, nil, nil, 0)
+        let result = LibPQ.withBindings(query) { count, values in
+            PQexecPrepared(handle, name, count, values, nil, nil, 0)
         }
         return try check(result, sql: sql)
     }
@@ -160,21 +155,10 @@ public final class Connection {
     /// Wraps a finished `PGresult`, or turns a failed one into a `PostgresError` (freeing it either way).
     @discardableResult
     private func check(_ result: OpaquePointer?, sql: String) throws -> QueryResult {
-        let lost = handle.map { PQstatus($0) != CONNECTION_OK } ?? true
-        guard let result else {
-            // libpq returns no result only when out of memory or the connection is unusable.
-            let message = handle.flatMap { PostgresError.trimmed(PQerrorMessage($0)) }
-            throw PostgresError(kind: lost ? .connectionLost : .protocolViolation, message: message, sql: sql)
+        guard let result, LibPQ.isSuccess(result) else {
+            defer { if let result { PQclear(result) } }
+            throw LibPQ.error(for: result, on: handle, sql: sql)
         }
-        let owned = QueryResult(taking: result)
-        switch PQresultStatus(result) {
-        case PGRES_COMMAND_OK, PGRES_TUPLES_OK, PGRES_EMPTY_QUERY:
-            return owned
-        case PGRES_FATAL_ERROR, PGRES_NONFATAL_ERROR:
-            throw PostgresError(result: result, kind: lost ? .connectionLost : .server, sql: sql)
-        default:
-            // COPY and pipeline modes are never started by this wrapper.
-            throw PostgresError(kind: .protocolViolation, message: "unexpected result status", sql: sql)
-        }
+        return QueryResult(taking: result)
     }
 }

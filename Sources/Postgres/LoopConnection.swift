@@ -66,7 +66,7 @@ final class LoopConnection {
         precondition(state == .broken, "connect() on a connection that is not broken")
         var options = "-c TimeZone=UTC -c DateStyle=ISO,YMD"
         if let timeout = configuration.statementTimeout {
-            options += " -c statement_timeout=\(timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)"
+            options += " -c statement_timeout=\(timeout.wholeMilliseconds)"
         }
         // expand_dbname: `dbname` may be a whole URL or conninfo; the later keywords override what it says.
         handle = withCStrings(["dbname", "client_encoding", "options"]) { keywords in
@@ -151,7 +151,7 @@ final class LoopConnection {
             sent = PQsendPrepare(handle, name, statement.sql, Int32(statement.query.bindings.count), nil)
         } else {
             step = .executing(statement, name: nil)
-            sent = withBindings(statement.query) { count, values in
+            sent = LibPQ.withBindings(statement.query) { count, values in
                 PQsendQueryParams(handle, statement.sql, count, nil, values, nil, nil, 0)
             }
         }
@@ -161,7 +161,7 @@ final class LoopConnection {
 
     private func sendExecute(_ statement: LoopStatement, name: String, handle: OpaquePointer) -> Int32 {
         step = .executing(statement, name: name)
-        return withBindings(statement.query) { count, values in
+        return LibPQ.withBindings(statement.query) { count, values in
             PQsendQueryPrepared(handle, name, count, values, nil, nil, 0)
         }
     }
@@ -188,7 +188,7 @@ final class LoopConnection {
                 finishStep(with: result)
                 continue
             }
-            if let kept = pendingResult, Self.isError(kept) {
+            if let kept = pendingResult, !LibPQ.isSuccess(kept) {
                 PQclear(result)
             } else {
                 if let kept = pendingResult { PQclear(kept) }
@@ -206,7 +206,7 @@ final class LoopConnection {
         self.step = nil
         switch step {
         case .preparing(let statement, let name):
-            guard let result, !Self.isError(result) else {
+            guard let result, LibPQ.isSuccess(result) else {
                 return complete(statement, with: .failure(failure(result, sql: statement.sql)))
             }
             PQclear(result)
@@ -216,7 +216,7 @@ final class LoopConnection {
             }
             flush()
         case .executing(let statement, let name):
-            if let result, !Self.isError(result) {
+            if let result, LibPQ.isSuccess(result) {
                 return complete(statement, with: .success(QueryResult(taking: result)))
             }
             let error = failure(result, sql: statement.sql)
@@ -245,23 +245,8 @@ final class LoopConnection {
 
     /// The error a failed result (or no result) stands for; frees the result.
     private func failure(_ result: OpaquePointer?, sql: String) -> PostgresError {
-        let lost = handle.map { PQstatus($0) != CONNECTION_OK } ?? true
-        guard let result else {
-            let message = handle.flatMap { PostgresError.trimmed(PQerrorMessage($0)) }
-            return PostgresError(kind: lost ? .connectionLost : .protocolViolation, message: message, sql: sql)
-        }
-        defer { PQclear(result) }
-        switch PQresultStatus(result) {
-        case PGRES_FATAL_ERROR, PGRES_NONFATAL_ERROR:
-            return PostgresError(result: result, kind: lost ? .connectionLost : .server, sql: sql)
-        default:
-            return PostgresError(kind: .protocolViolation, message: "unexpected result status", sql: sql)
-        }
-    }
-
-    private static func isError(_ result: OpaquePointer) -> Bool {
-        let status = PQresultStatus(result)
-        return status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK && status != PGRES_EMPTY_QUERY
+        defer { if let result { PQclear(result) } }
+        return LibPQ.error(for: result, on: handle, sql: sql)
     }
 
     // MARK: breaking and closing
@@ -302,12 +287,4 @@ private func withCStrings<T>(_ strings: [String], _ body: (UnsafePointer<UnsafeP
     defer { copies.forEach { free($0) } }
     let pointers = copies.map { UnsafePointer($0) } + [nil]
     return pointers.withUnsafeBufferPointer { body($0.baseAddress!) }
-}
-
-/// Calls `body` with a query's parameter count and values (NULL for SQL NULL), valid during the call.
-private func withBindings<T>(_ query: Query, _ body: (Int32, UnsafePointer<UnsafePointer<CChar>?>?) -> T) -> T {
-    let copies = query.bindings.map { $0.flatMap { strdup($0) } }
-    defer { copies.forEach { free($0) } }
-    let pointers = copies.map { UnsafePointer($0) }
-    return pointers.withUnsafeBufferPointer { body(Int32($0.count), $0.baseAddress) }
 }

@@ -45,8 +45,7 @@ final class NotificationListener: @unchecked Sendable {
 
     /// Waits up to `duration` for the socket and hands every notification on our channel to the core.
     private func listen(on connection: Connection, for duration: Duration) throws {
-        let milliseconds = Int32(duration.components.seconds * 1000
-            + duration.components.attoseconds / 1_000_000_000_000_000)
+        let milliseconds = Int32(duration.wholeMilliseconds)
         switch try connection.waitUntilReadable(milliseconds: milliseconds) {
         case .readable:
             lastHeardFrom = .now
