@@ -16,7 +16,8 @@ import Glibc
 /// The blocking pool stays the backbone: transactions, notifications and everything that holds a
 /// connection across statements use it, and so does a statement here whenever no loop connection is up
 /// (the database is down) or too many are waiting, so outages answer exactly as the pool does.
-/// Connections open on first need and, once broken, again on the next statement after `reconnectDelay`;
+/// Connections open one at a time as concurrent statements need them and, once broken, again on a later
+/// statement after `reconnectDelay`;
 /// connecting never blocks the loop (`PQconnectStartParams`).
 public final class LoopConnections {
     /// Statements queued here at most before further ones go to the pool.
@@ -27,7 +28,7 @@ public final class LoopConnections {
     private var connections: [LoopConnection] = []
     private var waiting: Deque<LoopStatement> = []
 
-    /// Up to `count` connections on `reactor`, opened by the first statement that finds none free (a server
+    /// Up to `count` connections on `reactor`, each opened by a statement that finds none free (a server
     /// that never runs one holds none); call on the reactor's thread.
     init(reactor: any Reactor, pool: ConnectionPool, count: Int) {
         self.pool = pool
@@ -51,7 +52,7 @@ public final class LoopConnections {
         if let idle = connections.first(where: { $0.state == .idle }) {
             return idle.start(statement)
         }
-        reconnectBrokenConnections()
+        connectAnotherIfNeeded()
         let isAnyComing = connections.contains { $0.state == .busy || $0.state == .connecting }
         guard isAnyComing, waiting.count < Self.maxWaiting else { return runOnPool(statement) }
         waiting.append(statement)
@@ -67,7 +68,6 @@ public final class LoopConnections {
         while let statement = waiting.popFirst() { runOnPool(statement) }
     }
 
-    /// Connects those never connected, and those broken longer than `reconnectDelay` ago.
     /// Fails statements that waited for a connection longer than the pool's checkout timeout, as the pool
     /// fails its own jobs: a database that hangs (a lock held, every connection stuck) answers 503 in
     /// bounded time rather than holding requests for as long as it hangs.
@@ -79,11 +79,17 @@ public final class LoopConnections {
         }
     }
 
-    private func reconnectBrokenConnections() {
+    /// Opens one more connection (one never opened, or broken longer than `reconnectDelay` ago) unless
+    /// those already connecting will be enough for the statements waiting and the one arriving. So a loop
+    /// serving one request at a time holds one connection, and only concurrent statements open the rest.
+    private func connectAnotherIfNeeded() {
+        let connecting = connections.count { $0.state == .connecting }
+        guard waiting.count >= connecting else { return }
         let now = ContinuousClock.now
-        for connection in connections where connection.state == .broken {
-            if connection.brokenAt.map({ now - $0 >= Self.reconnectDelay }) ?? true { connection.connect() }
+        let next = connections.first { connection in
+            connection.state == .broken && (connection.brokenAt.map { now - $0 >= Self.reconnectDelay } ?? true)
         }
+        next?.connect()
     }
 
     private func runOnPool(_ statement: LoopStatement) {

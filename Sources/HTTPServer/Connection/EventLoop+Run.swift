@@ -44,8 +44,10 @@ extension EventLoop {
         switch event.descriptor {
         case notifier.descriptor:
             try? notifier.drain()
-        case listener.descriptor:
-            if isListening { acceptConnections(now: now) }
+        // Only while listening: once the server closed the listener its number may be reused, e.g. by a
+        // database connection a Reactor watcher opened during the drain, whose events go to `default`.
+        case listener.descriptor where isListening:
+            acceptConnections(now: now)
         default:
             guard let connection = connections[event.descriptor] else {
                 watchers[event.descriptor]?(event.events)
