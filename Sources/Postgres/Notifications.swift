@@ -62,6 +62,12 @@ public final class Notifications: Sendable {
         }
     }
 
+    /// Wakes this process's waiters as a notification would, without a round trip through PostgreSQL:
+    /// for a change this process already knows about.
+    public func signal() {
+        core.bumpGeneration()
+    }
+
     /// Stops the listener thread and resumes every waiter; later waits return at once.
     public func stop() {
         core.stop()

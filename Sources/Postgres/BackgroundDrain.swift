@@ -1,0 +1,69 @@
+import Foundation
+import Logging
+
+// Threading design
+//
+// Some work must run outside any request, on its own connection, one run at a time per process, yet be
+// prompt: the change feed's sequencer stamps what writers committed. A `BackgroundDrain` owns one
+// connection and one thread for that:
+//
+// - A drain calls the statement again and again until it answers NULL (nothing left), then reports
+//   whether any call answered a value.
+// - `kick()` asks for a drain and returns at once; kicks while a drain is running fold into one more
+//   drain after it. A timer asks for one every `sweepInterval` too, for work nobody kicked for.
+// - `catchUp(timeout:)` waits for a drain that *started after the call* to finish, so whatever committed
+//   before the call has been processed when it returns; concurrent callers share that drain. It returns
+//   false when the deadline passes first (the database is down, or a drain is stuck behind a lock).
+// - Requests are counted: `requested` grows with every kick and catch-up, and a drain that started when
+//   `requested` was R completes every request up to R. All of it is guarded by `condition`'s lock.
+// - A failed drain drops the connection; the next attempt reconnects after a backoff (50 ms doubling to
+//   2 s) while requests wait or time out.
+
+/// Runs one statement on a dedicated connection and thread until it answers NULL, whenever kicked, when
+/// a caller wants to catch up, and on a timer.
+public final class BackgroundDrain: Sendable {
+    private let core: DrainCore
+
+    /// - Parameters:
+    ///   - statement: answers one row whose first column is NULL when there is nothing left to do.
+    ///   - onProgress: called on the drain's thread after a drain in which some call answered non-NULL.
+    public init(url: String, statement: Query, name: String, sweepInterval: Duration = .seconds(1),
+                statementTimeout: Duration = .seconds(10), logger: Logger,
+                onProgress: @escaping @Sendable () -> Void = {}) {
+        core = DrainCore(url: url, statement: statement, sweepInterval: sweepInterval,
+                         statementTimeout: statementTimeout, logger: logger, onProgress: onProgress)
+        let thread = Thread { [core] in core.run() }
+        thread.name = name
+        thread.start()
+    }
+
+    deinit {
+        core.stop()
+    }
+
+    /// Asks for a drain soon; never blocks.
+    public func kick() {
+        core.request()
+    }
+
+    /// Waits until a drain that started after this call has finished; false when `timeout` passed first.
+    @discardableResult
+    public func catchUp(timeout: Duration) async -> Bool {
+        let ticket = core.request()
+        if core.hasCompleted(ticket) { return true }
+        return await withCheckedContinuation { continuation in
+            core.wait(for: ticket, deadline: .now + timeout, continuation: continuation)
+        }
+    }
+
+    /// Finishes a drain that was asked for, then closes the connection and ends the thread; catch-ups
+    /// still waiting return false.
+    public func stop() {
+        core.stop()
+    }
+
+    /// Drains that have finished since start, for tests and metrics.
+    public var completedDrains: UInt64 {
+        core.completedDrains
+    }
+}
