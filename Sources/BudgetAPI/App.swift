@@ -82,6 +82,7 @@ public enum BudgetApp {
         // before any of those see them.
         var middleware: [any Middleware] = [
             RouteMiddleware(router: router, otherRoutes: [BatchMiddleware.path]),
+            ChangeFeedKickMiddleware(sequencer: sync.sequencer),
             AccessLogMiddleware(logger: logger),
             MetricsMiddleware(factory: metrics),
             CORSMiddleware(allowedOrigins: options.corsOrigins.map { .only($0) } ?? .any, exposedHeaders: exposedHeaders),
@@ -101,7 +102,7 @@ public enum BudgetApp {
         ]
         let connectionsPerLoop = options.connectionsPerLoop
         return Service(
-            handler: router.wrapped(in: middleware), notifications: sync.notifications,
+            handler: router.wrapped(in: middleware), notifications: sync.notifications, sequencer: sync.sequencer,
             loopSetup: { reactor in
                 guard connectionsPerLoop > 0 else { return {} }
                 return LoopConnections.attach(to: reactor, pool: pool, count: connectionsPerLoop)
@@ -116,6 +117,7 @@ public enum BudgetApp {
     public struct Service: Sendable {
         public let handler: any Handler
         let notifications: Notifications
+        let sequencer: BackgroundDrain
         /// Pass to `Server(…loopSetup:)`: gives each event loop its own database connections.
         public let loopSetup: LoopSetup
 
@@ -124,6 +126,12 @@ public enum BudgetApp {
         /// `Server.shutdown`.
         public func beginShutdown() {
             notifications.stop()
+        }
+
+        /// Stamps what this process's last writes committed, then closes the sequencer's connection. Call it
+        /// after `Server.shutdown`, once no request can write any more.
+        public func finishShutdown() {
+            sequencer.stop()
         }
 
         /// Long-polls of `GET /changes` waiting right now.

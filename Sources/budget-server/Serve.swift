@@ -110,6 +110,7 @@ struct Serve: AsyncParsableCommand {
         logger.info("signal \(signal) received; finishing requests in flight (at most \(Self.gracePeriod))")
         service.beginShutdown()
         await server.shutdown(gracePeriod: Self.gracePeriod)
+        service.finishShutdown()
         await pool.shutdown()
         logger.info("stopped")
     }

@@ -2,10 +2,8 @@ import HTTPServer
 
 /// Refuses every write with 403 when the server runs with `--read-only` (SPEC §6), as json-server's flag does.
 struct ReadOnlyMiddleware: Middleware {
-    private static let safeMethods: Set<Method> = [.get, .head, .options]
-
     func respond(to request: Request, next: any Handler) async throws -> Response {
-        guard Self.safeMethods.contains(request.method) else {
+        guard request.method.isSafe else {
             throw Problem(.forbidden, detail: "the server is read-only; \(request.method) is not allowed")
         }
         return try await next.respond(to: request)

@@ -1,20 +1,19 @@
 import Postgres
 
-// How the feed has no gaps (SPEC §5), and what it costs
+// How the feed has no gaps, and what it costs (docs/change-feed.md has the whole argument)
 //
-// migrations/0009_create_change_log.sql gives a change its seq only as its transaction COMMITs, under
-// one transaction-scoped advisory lock that is released only after the commit became visible. So seq
-// order is commit order: once any snapshot shows seq N, every seq below N is committed and visible in
-// it too, and no transaction can still produce a smaller one. Reading the feed therefore needs nothing
-// clever: one statement (one snapshot) takes the changes with `seq > since` in seq order, and a client
-// that passes `lastSeq` back as `since` can never skip a change that committed "late".
+// Writers record their change with seq NULL and take no lock. A sequencer run (advance_change_feed() in
+// migrations/0011, called by every process's `BackgroundDrain`) is the only thing that takes the feed's
+// advisory lock: in a snapshot taken after the lock it stamps every committed, unstamped change with the
+// next dense seqs, and it releases the lock only once its commit is visible. So any snapshot holds the
+// stamps of a prefix of the runs: one that shows seq N shows every seq up to N, and whatever it does not
+// show yet is stamped later with a larger seq. Reading the feed therefore needs nothing clever: one
+// statement (one snapshot) takes the changes with `seq > since` in seq order, and a client that passes
+// `lastSeq` back as `since` can never skip a change that committed "late".
 //
-// The trade-off, chosen deliberately: writing transactions serialize their commits on that lock
-// (including the WAL flush), so writes to one database cannot group-commit. The alternative, recording
-// pg_current_xact_id() and serving only changes below the reader's snapshot xmin, keeps commits
-// parallel, but a single long transaction anywhere (a forgotten psql session) then holds the feed back
-// for every client, and the position is no longer one integer. Budget writes are short, so the strict
-// and simple rule wins. Seq numbers may skip (a seq drawn by a commit that then failed); changes never.
+// The price: a change reaches the feed one sequencer run after its commit, a few milliseconds. `GET
+// /changes` catches the sequencer up before it reads, so a client finds its own acknowledged writes.
+// Writers never wait for one another, and a long transaction holds back only its own changes.
 //
 // Each record is one row of the log (its latest change), so a page holds each record at most once;
 // a record changed again after a client read it simply reappears later with a higher seq.

@@ -21,8 +21,7 @@ enum ChangeFeedQueries {
         }
         return """
             WITH state AS (
-                SELECT s.purged_seq,
-                       greatest(s.purged_seq, (SELECT max(seq) FROM change_log)) AS position,
+                SELECT s.purged_seq, s.last_seq AS position,
                        \(known) AS is_known
                 FROM change_feed_state s),
             page AS (
@@ -55,6 +54,9 @@ enum ChangeFeedQueries {
         ELSE (SELECT d.body::text FROM documents d WHERE d.collection = l.collection AND d.id = l.record_key) \
         END
         """
+
+    /// One sequencer run (migrations/0011): answers the new position, or NULL when nothing was left to stamp.
+    static let advance: Query = "SELECT advance_change_feed(1000)"
 
     /// Removes tombstones older than `retention` (migrations/0009); answers how many went.
     static func purge(retention: Duration) -> Query {

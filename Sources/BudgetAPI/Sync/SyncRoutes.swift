@@ -7,18 +7,27 @@ struct SyncRoutes: Sendable {
     let feed: ChangeFeed
     /// Removes tombstones older than the retention window (see PeriodicPurge for why no timer).
     let purger: PeriodicPurge
-    /// Wakes long-polls when any server process commits a change (NOTIFY from migrations/0009).
+    /// Wakes long-polls when any server process stamps changes (the NOTIFY of `advance_change_feed()`).
     let notifications: Notifications
+    /// This process's sequencer: stamps committed changes with their seqs (docs/change-feed.md).
+    let sequencer: BackgroundDrain
 
-    /// The channel `assign_change_seq()` in migrations/0009 notifies.
+    /// The channel `advance_change_feed()` in migrations/0011 notifies, once per stamped batch.
     static let channel = "budget_changes"
+    /// How long `GET /changes` waits for the sequencer before it reads what is stamped already.
+    static let catchUpTimeout = Duration.seconds(2)
 
     init(database: Database, tombstoneRetention: Duration, logger: Logger) {
         feed = ChangeFeed(database: database)
         // A window shorter than an hour (tests, a tiny --tombstone-retention) purges that much more often.
         purger = PeriodicPurge(statement: ChangeFeedQueries.purge(retention: tombstoneRetention),
                                interval: min(.seconds(3600), tombstoneRetention))
-        notifications = Notifications(url: database.pool.configuration.url, channel: Self.channel, logger: logger)
+        let notifications = Notifications(url: database.pool.configuration.url, channel: Self.channel, logger: logger)
+        self.notifications = notifications
+        // Stamped here means long-polls of this process may look again at once, before the NOTIFY arrives.
+        sequencer = BackgroundDrain(
+            url: database.pool.configuration.url, statement: ChangeFeedQueries.advance, name: "change-sequencer",
+            logger: logger, onProgress: { notifications.signal() })
     }
 
     func register(in router: inout Router) {
@@ -28,6 +37,10 @@ struct SyncRoutes: Sendable {
     func changes(_ request: Request) async throws -> Response {
         let feedRequest = try ChangeFeedRequest(request: request)
         try await purger.purgeIfDue(in: feed.database)
+        // Changes reach the feed a moment after they commit; catching up first means a client always finds
+        // its own acknowledged writes here. If the sequencer cannot finish in time, what is stamped is still
+        // a gap-free prefix, so the page is correct, only shorter.
+        await sequencer.catchUp(timeout: Self.catchUpTimeout)
         let deadline = ContinuousClock.now + feedRequest.wait
         while true {
             // Read before looking, so a commit between the look and the wait still wakes us.

@@ -1,10 +1,11 @@
 import HTTPServer
 import Postgres
 
-// X-Sync-Seq (SPEC §5): every GET of a list or record says which change feed position its data reflects.
-// The position is read by the same statement as the data, so both come from one snapshot, and seqs are
-// handed out in commit order (migrations/0009): a client that loads a list and then follows /changes from
-// this number misses nothing and sees nothing twice.
+// X-Sync-Seq: every GET of a list or record says which change feed position its data reflects. The
+// position is read by the same statement as the data, so both come from one snapshot: every change up to
+// it is in the data, and every change not in the data is stamped above it later. A change may be in the
+// data before the sequencer stamped it; then following /changes from this number shows that record again,
+// at the same version: a repeat, never a miss (docs/change-feed.md).
 
 extension Response {
     static let syncSeqHeader = "X-Sync-Seq"

@@ -15,4 +15,9 @@ public struct Method: Hashable, Sendable, CustomStringConvertible {
     public static let patch = Method(rawValue: "PATCH")
     public static let delete = Method(rawValue: "DELETE")
     public static let options = Method(rawValue: "OPTIONS")
+
+    /// RFC 9110 §9.2.1: a safe method asks only to read, so a server changes nothing for it.
+    public var isSafe: Bool {
+        self == .get || self == .head || self == .options || rawValue == "TRACE"
+    }
 }
