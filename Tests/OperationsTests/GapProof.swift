@@ -1,0 +1,200 @@
+import Foundation
+import Postgres
+import Synchronization
+import TestSupport
+
+/// The moving parts of `ChangeFeedGapProofTests`: writers that hold transactions open, an extra sequencer
+/// in small batches, invariant checkers and followers of `GET /changes`.
+final class GapProof: Sendable {
+    let url: String
+    /// The largest `lastSeq` any follower has been answered; writers read it right before COMMIT.
+    let cursor = Mutex<Int64>(0)
+    let writersDone = Mutex(false)
+
+    init(url: String) {
+        self.url = url
+    }
+
+    struct Key: Hashable, Sendable, CustomStringConvertible {
+        var collection: String
+        var id: String
+        var description: String { "\(collection)/\(id)" }
+    }
+
+    struct State: Hashable, Sendable {
+        var op: String
+        var version: Int
+    }
+
+    /// A record's state after a committed transaction, and the follower cursor read just before its COMMIT.
+    struct CommittedWrite: Sendable {
+        var key: Key
+        var state: State
+        var cursorBeforeCommit: Int64
+    }
+
+    struct Seen: Sendable {
+        var state: State
+        var seq: Int64
+    }
+
+    struct Follower: Sendable {
+        var seen: [Key: Seen] = [:]
+        var orderViolations: [String] = []
+        var pages = 0
+    }
+
+    struct InvariantChecks: Sendable {
+        var count = 0
+        var violations: [String] = []
+    }
+
+    /// Test-only audit: every stamp is recorded under its seq, so a seq stamped twice fails the sequencer
+    /// on the primary key, and `count = max = last_seq` in one snapshot means it holds exactly 1…last_seq.
+    static func installAudit(_ url: String) async throws {
+        try await execute(url, """
+            CREATE TABLE change_seq_audit (seq bigint PRIMARY KEY, collection text NOT NULL, record_key text NOT NULL);
+            CREATE FUNCTION audit_change_seq() RETURNS trigger LANGUAGE plpgsql AS $$
+            BEGIN INSERT INTO change_seq_audit VALUES (NEW.seq, NEW.collection, NEW.record_key); RETURN NULL; END $$;
+            CREATE TRIGGER change_log_audit AFTER UPDATE OF seq ON change_log FOR EACH ROW
+                WHEN (NEW.seq IS NOT NULL AND NEW.seq IS DISTINCT FROM OLD.seq) EXECUTE FUNCTION audit_change_seq();
+            """)
+    }
+
+    /// The hot category every writer contends on, and the generic collection the writers' notes live in.
+    static func seed(_ url: String) async throws {
+        try await execute(url, """
+            INSERT INTO categories (id, title, amount) VALUES (1, 'Hot', 1);
+            INSERT INTO collections (name, kind) VALUES ('notes', 'plural');
+            """)
+    }
+
+    /// Runs one query on a connection of its own, after `setup` (statements for the same session), and
+    /// answers the first column of its first row.
+    static func scalar(_ url: String, _ sql: String, setup: String? = nil) async throws -> String? {
+        try await runOffCooperativePool {
+            let connection = try Connection.connect(to: url)
+            defer { connection.close() }
+            if let setup { try connection.execute(script: setup) }
+            let result = try connection.query(Query(unsafeSQL: sql))
+            return result.count > 0 ? result[0].column(0) : nil
+        }
+    }
+
+    /// Runs one or more statements on a connection of its own.
+    static func execute(_ url: String, _ script: String) async throws {
+        try await runOffCooperativePool {
+            let connection = try Connection.connect(to: url)
+            defer { connection.close() }
+            try connection.execute(script: script)
+        }
+    }
+
+    /// One page of the feed from `server`.
+    static func changes(_ server: ServerProcess, since: Int64, limit: Int = 100) async throws
+        -> (changes: [[String: Any]], lastSeq: Int64, hasMore: Bool) {
+        let response = try await server.request("GET", "/changes?since=\(since)&limit=\(limit)")
+        guard response.status == 200,
+              let object = try JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any] else {
+            throw WaitTimedOut(description: "GET /changes answered \(response.status): \(response.text)")
+        }
+        return (object["changes"] as? [[String: Any]] ?? [], (object["lastSeq"] as? NSNumber)?.int64Value ?? -1,
+                object["hasMore"] as? Bool ?? true)
+    }
+
+    /// Every live record as the tables hold it, plus a tombstone for each record a write deleted.
+    static func finalStates(_ url: String, deletions writes: [CommittedWrite]) async throws -> [Key: State] {
+        let live = try await runOffCooperativePool {
+            let connection = try Connection.connect(to: url)
+            defer { connection.close() }
+            var states: [Key: State] = [:]
+            for row in try connection.query("""
+                SELECT 'categories', id::text, version FROM categories
+                UNION ALL SELECT 'transactions', id::text, version FROM transactions
+                UNION ALL SELECT collection, id, version FROM documents
+                """) {
+                states[Key(collection: try row.decode(String.self, at: 0), id: try row.decode(String.self, at: 1))] =
+                    State(op: "upsert", version: try row.decode(Int.self, at: 2))
+            }
+            return states
+        }
+        var states = live
+        for write in writes where write.state.op == "delete" && live[write.key] == nil {
+            states[write.key] = write.state
+        }
+        return states
+    }
+
+    /// A second sequencer besides the servers', stamping at most 7 changes per run so that batches are
+    /// small and interleave as much as they can; answers how many runs stamped something.
+    func advanceInSmallBatches() async throws -> Int {
+        try await runOffCooperativePool { [self] in
+            let connection = try Connection.connect(to: url)
+            defer { connection.close() }
+            var runs = 0
+            while !writersDone.withLock({ $0 }) {
+                if try connection.query("SELECT advance_change_feed(7)")[0].column(0) != nil {
+                    runs += 1
+                } else {
+                    usleep(1_000)
+                }
+            }
+            return runs
+        }
+    }
+
+    /// Checks, each in a snapshot of its own, that the stamps visible are exactly 1…last_seq.
+    func checkInvariant(connections: Int) async throws -> InvariantChecks {
+        try await withThrowingTaskGroup(of: InvariantChecks.self) { group in
+            for _ in 0..<connections {
+                group.addTask { [self] in
+                    try await runOffCooperativePool { [self] in
+                        let connection = try Connection.connect(to: url)
+                        defer { connection.close() }
+                        var checks = InvariantChecks()
+                        while !writersDone.withLock({ $0 }) {
+                            let row = try connection.query("""
+                                SELECT s.last_seq, count(a.seq), coalesce(max(a.seq), 0)
+                                FROM change_feed_state s LEFT JOIN change_seq_audit a ON true GROUP BY s.last_seq
+                                """)[0]
+                            let (last, count, max) = (try row.decode(Int64.self, at: 0), try row.decode(Int64.self, at: 1),
+                                                      try row.decode(Int64.self, at: 2))
+                            if count != max || max != last { checks.violations.append("last_seq \(last), count \(count), max \(max)") }
+                            checks.count += 1
+                        }
+                        return checks
+                    }
+                }
+            }
+            return try await group.reduce(into: InvariantChecks()) { $0.count += $1.count; $0.violations += $1.violations }
+        }
+    }
+
+    /// Pages through the feed, 7 changes at a time, alternating between the servers, until a page asked
+    /// for after the writers finished comes back empty.
+    func follow(servers: [ServerProcess], startingWith first: Int) async throws -> Follower {
+        var follower = Follower()
+        var since: Int64 = 0
+        var lastSeq: Int64 = 0
+        let deadline = ContinuousClock.now + .seconds(120)
+        while ContinuousClock.now < deadline {
+            let isFinal = writersDone.withLock { $0 }
+            let page = try await Self.changes(servers[(first + follower.pages) % servers.count], since: since, limit: 7)
+            follower.pages += 1
+            for change in page.changes {
+                let seq = (change["seq"] as? NSNumber)?.int64Value ?? -1
+                if seq <= lastSeq { follower.orderViolations.append("seq \(seq) after \(lastSeq)") }
+                lastSeq = seq
+                let id = (change["id"] as? NSNumber)?.stringValue ?? change["id"] as? String ?? "?"
+                let key = Key(collection: change["collection"] as? String ?? "?", id: id)
+                follower.seen[key] = Seen(state: State(op: change["op"] as? String ?? "?", version: change["version"] as? Int ?? -1),
+                                          seq: seq)
+            }
+            if page.lastSeq < since { follower.orderViolations.append("lastSeq \(page.lastSeq) below since \(since)") }
+            since = page.lastSeq
+            cursor.withLock { $0 = max($0, page.lastSeq) }
+            if isFinal && !page.hasMore && page.changes.isEmpty { return follower }
+        }
+        throw WaitTimedOut(description: "a follower did not drain the feed within 120 s")
+    }
+}
