@@ -165,13 +165,19 @@ def main():
 
     # ------------------------------------------------------------------ notes
     notes = []
+    for ep, label in REQUESTS:
+        ours = get("ours", ep)
+        if ours and not rps(ours):
+            notes.append(f"`{label}`: no request of ours finished within the measured run (every one took longer "
+                         f"than it; see the server's access log with BENCH_KEEP=1).")
     ours_async, pgb_async = get("ours-async", "post"), get("pgbench-async", "post")
     if ours_async and pgb_async and rps(pgb_async):
         notes.append(f"synchronous_commit=off (set on the database for our server, and for pgbench's plain POST): "
                      f"{f0(rps(ours_async))} req/s against {f0(rps(pgb_async))} tps = {f2(rps(ours_async) / rps(pgb_async))}×; "
                      f"PostgreSQL {f1(per_req(ours_async, 'pg_cpu'))} against {f1(per_req(pgb_async, 'pg_cpu'))} µs per write.")
     if facts.get("feed"):
-        notes.append(facts["feed"])
+        probe = get("ours-probe", "post")
+        notes.append(facts["feed"] + (f" That run: {f0(rps(probe))} req/s, p99 {probe['p99_ms']} ms." if probe else ""))
     if facts.get("idle"):
         notes.append(facts["idle"])
     peers_rss = ", ".join(f"{name} {rss[s]}" for s, name in [("ours", "ours")] + SWIFT_PEERS + [("nginx", "nginx")] if s in rss)
