@@ -6,9 +6,13 @@
                              that exited (cutime + cstime): for the postmaster, whose backends come
                              and go (pgbench connects 64 of them per run), and for nginx's master.
   procstat.py mem PID        VmRSS and VmHWM in KiB
+  procstat.py watch EXE FILE every 0.2 s until killed: the largest VmHWM (KiB) of any process running
+                             the executable EXE, written to FILE as "KiB PID" whenever it grows (for a
+                             server started by someone else's script, whose own figure is rounded)
 """
 import os
 import sys
+import time
 
 TICK_US = 1_000_000 / os.sysconf("SC_CLK_TCK")
 
@@ -55,7 +59,32 @@ def mem(pid):
     return f"{values['VmRSS']} {values['VmHWM']}"
 
 
+def watch(exe, path):
+    exe = os.path.realpath(exe)
+    best = 0
+    while True:
+        for name in os.listdir("/proc"):
+            if not name.isdigit():
+                continue
+            try:
+                if os.readlink(f"/proc/{name}/exe") != exe:
+                    continue
+                with open(f"/proc/{name}/status") as f:
+                    hwm = next(int(line.split()[1]) for line in f if line.startswith("VmHWM:"))
+            except (OSError, StopIteration, ValueError):
+                continue
+            if hwm > best:
+                best = hwm
+                with open(path + ".new", "w") as f:
+                    f.write(f"{hwm} {name}\n")
+                os.replace(path + ".new", path)
+        time.sleep(0.2)
+
+
 def main():
+    if sys.argv[1] == "watch":
+        watch(sys.argv[2], sys.argv[3])
+        return
     mode, pid = sys.argv[1], int(sys.argv[2])
     if mode == "cpu":
         print(int(own(fields(pid)) * TICK_US))
