@@ -86,11 +86,11 @@ struct PlainRecord: Sendable {
     private static let null = Array("null".utf8)
 
     /// `2026-11-21 08:00:00.1239+00` → `"2026-11-21T08:00:00.123Z"`; a whole second has no fraction in the text.
+    ///
+    /// `infinity` has no date and time, and `to_char` answers NULL for it: so does this.
     private static func appendTimestamp(_ text: UnsafeRawBufferPointer, to output: inout [UInt8]) {
         // The year may have more than four digits, so the date ends at the space, not at a fixed offset.
-        guard let space = text.firstIndex(of: UInt8(ascii: " ")), space + 9 <= text.count else {
-            preconditionFailure("not a timestamptz in ISO style: \(String(decoding: text, as: UTF8.self))")
-        }
+        guard let space = text.firstIndex(of: UInt8(ascii: " ")), space + 9 <= text.count else { return output += null }
         output.append(UInt8(ascii: "\""))
         output.append(contentsOf: text[..<space])
         output.append(UInt8(ascii: "T"))
