@@ -7,7 +7,7 @@
 --
 -- Now: a write records its change with seq NULL and a write-order number, and takes no lock. A sequencer
 -- run, advance_change_feed(), is the only thing that takes the advisory lock: in a fresh snapshot it stamps
--- every committed, unstamped change with the next dense seqs and sends one NOTIFY. Runs are serialized and
+-- every committed, unstamped change with the next dense seqs; one NOTIFY follows per batch. Runs are serialized and
 -- each releases the lock only after its commit is visible, so any snapshot holds the stamps of a prefix of
 -- the runs: a snapshot that shows seq N shows every seq up to N, and whatever it does not show yet is
 -- stamped later with a larger seq. Readers keep paging with `seq > since`. A long transaction holds back
@@ -139,8 +139,8 @@ BEGIN
     FROM unnest(collections, keys) WITH ORDINALITY AS u(collection, record_key, ord)
     WHERE l.collection = u.collection AND l.record_key = u.record_key;
 
-    -- One notification per batch wakes long-polls in every server process; the payload is the position.
-    PERFORM pg_notify('budget_changes', (base + stamped)::text);
+    -- No NOTIFY here: PostgreSQL takes a cluster-wide lock for it at commit and would hold it through
+    -- this run's WAL flush. The caller notifies in a transaction of its own that need not wait for a flush.
     RETURN base + stamped;
 END;
 $$;

@@ -1,9 +1,10 @@
 import Postgres
 
-/// The budget API's view of PostgreSQL: run a query and take the JSON text PostgreSQL rendered.
+/// The budget API's view of PostgreSQL: run a query and take its rows.
 ///
-/// Responses are built by `json_build_object`/`json_agg` in SQL, so Swift passes the bytes through instead
-/// of decoding and re-encoding them; `numeric(14,2)` keeps its two decimals on the way.
+/// Typed records arrive as plain columns that `PlainRecord` writes as JSON straight from libpq's buffers;
+/// generic documents, `_embed`/`_expand` and the change feed arrive as JSON text that PostgreSQL rendered,
+/// passed through without decoding. Either way `numeric(14,2)` keeps its two decimals.
 ///
 /// Every query of the API goes through `run`, so that `withinTransaction` can put all the database work of
 /// a request (its handler included, however many queries it makes) into one transaction on one connection:

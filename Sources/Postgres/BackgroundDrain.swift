@@ -26,11 +26,13 @@ public final class BackgroundDrain: Sendable {
 
     /// - Parameters:
     ///   - statement: answers one row whose first column is NULL when there is nothing left to do.
-    ///   - onProgress: called on the drain's thread after a drain in which some call answered non-NULL.
-    public init(url: String, statement: Query, name: String, sweepInterval: Duration = .seconds(1),
-                statementTimeout: Duration = .seconds(10), logger: Logger,
+    ///   - announcement: a script run on the same connection after a drain in which some call answered
+    ///     non-NULL, e.g. a NOTIFY; nil for none.
+    ///   - onProgress: called on the drain's thread after such a drain, once the announcement ran.
+    public init(url: String, statement: Query, announcement: String? = nil, name: String,
+                sweepInterval: Duration = .seconds(1), statementTimeout: Duration = .seconds(10), logger: Logger,
                 onProgress: @escaping @Sendable () -> Void = {}) {
-        core = DrainCore(url: url, statement: statement, sweepInterval: sweepInterval,
+        core = DrainCore(url: url, statement: statement, announcement: announcement, sweepInterval: sweepInterval,
                          statementTimeout: statementTimeout, logger: logger, onProgress: onProgress)
         let thread = Thread { [core] in core.run() }
         thread.name = name

@@ -7,6 +7,7 @@ import Logging
 final class DrainCore: @unchecked Sendable {
     private let url: String
     private let statement: Query
+    private let announcement: String?
     private let sweepInterval: Duration
     private let statementTimeout: Duration
     private let logger: Logger
@@ -37,10 +38,11 @@ final class DrainCore: @unchecked Sendable {
     private static let initialRetryDelay = Duration.milliseconds(50)
     private static let maximumRetryDelay = Duration.seconds(2)
 
-    init(url: String, statement: Query, sweepInterval: Duration, statementTimeout: Duration, logger: Logger,
-         onProgress: @escaping @Sendable () -> Void) {
+    init(url: String, statement: Query, announcement: String?, sweepInterval: Duration, statementTimeout: Duration,
+         logger: Logger, onProgress: @escaping @Sendable () -> Void) {
         self.url = url
         self.statement = statement
+        self.announcement = announcement
         self.sweepInterval = sweepInterval
         self.statementTimeout = statementTimeout
         self.logger = logger
@@ -137,7 +139,10 @@ final class DrainCore: @unchecked Sendable {
             while try Self.answersValue(connection.query(statement)) {
                 hasProgressed = true
             }
-            if hasProgressed { onProgress() }
+            if hasProgressed {
+                if let announcement { try connection.execute(script: announcement) }
+                onProgress()
+            }
             retryDelay = Self.initialRetryDelay
             if hasReportedFailure { logger.info("background drain restored") }
             hasReportedFailure = false

@@ -76,6 +76,15 @@ public struct Row: Sendable {
         return Array(result.value(row: index, column: Int32(i)))
     }
 
+    /// Calls `body` with the column's raw text bytes (nil for NULL), which stay valid only during the call.
+    ///
+    /// For rendering straight from libpq's buffer into a response, where `bytes(at:)` would copy each value.
+    public func withBytes<T>(at i: Int, _ body: (UnsafeRawBufferPointer?) throws -> T) rethrows -> T {
+        checkColumn(i)
+        guard !result.isNull(row: index, column: Int32(i)) else { return try body(nil) }
+        return try withExtendedLifetime(result) { try body(result.value(row: index, column: Int32(i))) }
+    }
+
     /// Decodes column `i`; NULL decodes as nil for optional types and is an error otherwise.
     public func decode<T: PostgresDecodable>(_ type: T.Type, at i: Int) throws -> T {
         guard let text = column(i) else {

@@ -23,13 +23,12 @@ import Testing
         let list = try listRequest()
         return [
             "category": [
-                "SELECT snapshot.json, change_feed_position() FROM (\(CategoryQueries.find(id: id, embeddingTransactions: false))) AS snapshot(json)",
+                SnapshotJSON.statement(try Categories.find(id: id, for: Request(method: .get, target: "/"))),
             ],
             "transactions": [
-                list.plan.selectPage(
+                list.statement(
                     element: try Transactions.listElement(for: Request(method: .get, target: "/")), from: Transactions.listSource,
-                    scope: "t.category_id = \(id)", tieBreak: Transactions.defaultOrder,
-                    ownerExists: CategoryQueries.exists(id: id)),
+                    scope: "t.category_id = \(id)", tieBreak: Transactions.defaultOrder, ownerExists: CategoryQueries.exists(id: id)),
             ],
             "post": [
                 TransactionQueries.insert(try TransactionFields(

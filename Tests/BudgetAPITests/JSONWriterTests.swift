@@ -7,6 +7,8 @@ import Testing
         #"{"n":12345678901234567890123,"x":1.10,"e":1e2,"neg":-0.5}"#,
         #"{"z":1,"a":2,"m":3}"#,
         #"{"s":"quote \" backslash \\ newline \n tab \t bell \u0007 é 😀 /"}"#,
+        // PostgreSQL's to_json escapes: the short forms \b and \f, lowercase hex, DEL and `/` as they are.
+        #"{"s":"backspace \b formfeed \f unit \u001f del \#u{7F}"}"#,
         "[]", "{}", #""text""#, "null", "true",
     ])
     func roundTripsCompactJSONExactly(text: String) throws {

@@ -12,26 +12,22 @@ struct ListingDatabase: Sendable {
         var ids: [String]
     }
 
-    /// Where a list reads from: the FROM list, the row scope, the element JSON and the default order.
+    /// Where a list reads from: the FROM list, the row scope, what each record answers and the default order.
     struct Source: Sendable {
         var from: String
         var scope: Query
-        var element: String
+        var element: ListElement
         var tieBreak: String
 
         static func documents(_ collection: String) -> Source {
-            Source(from: "documents d", scope: "d.collection = \(collection)", element: "d.body", tieBreak: "d.position")
+            Source(from: "documents d", scope: "d.collection = \(collection)", element: .rendered("d.body"), tieBreak: "d.position")
         }
 
         static let transactions = Source(
-            from: "transactions t", scope: "TRUE", element: TransactionQueries.json(expandingCategory: false), tieBreak: "t.id")
+            from: Transactions.listSource, scope: "TRUE", element: .plain(Transactions.record), tieBreak: Transactions.defaultOrder)
 
         static let categories = Source(
-            from: """
-                categories c CROSS JOIN LATERAL \
-                (SELECT coalesce(sum(t.amount), 0.00) AS spent FROM transactions t WHERE t.category_id = c.id) b
-                """,
-            scope: "TRUE", element: CategoryQueries.json(embeddingTransactions: false), tieBreak: "c.id")
+            from: Categories.listSource, scope: "TRUE", element: .plain(Categories.record), tieBreak: Categories.defaultOrder)
     }
 
     static func make(seed: String) async throws -> ListingDatabase {
@@ -46,13 +42,20 @@ struct ListingDatabase: Sendable {
 
     /// Plans `query` against `catalog` and runs the page statement; a database error is thrown as it came.
     func list(_ query: String, catalog: some FieldCatalog, source: Source) async throws -> Answer {
-        let statement = try ListPlan(try parseList(query), catalog: catalog)
-            .selectPage(element: source.element, from: source.from, scope: source.scope, tieBreak: source.tieBreak)
+        let plan = try ListPlan(try parseList(query), catalog: catalog)
         let (total, json) = try await runOffCooperativePool { [url] in
             let connection = try Connection.connect(to: url)
             defer { connection.close() }
-            let row = try connection.query(statement)[0]
-            return (try row.decode(Int.self, at: 0), row.bytes(at: 1) ?? [])
+            switch source.element {
+            case .plain(let record):
+                let result = try connection.query(
+                    plan.selectRows(columns: record.columns, from: source.from, scope: source.scope, tieBreak: source.tieBreak))
+                return (try result[0].decode(Int.self, at: 0), record.jsonArray(result, from: 3))
+            case .rendered(let element):
+                let row = try connection.query(
+                    plan.selectPage(element: element, from: source.from, scope: source.scope, tieBreak: source.tieBreak))[0]
+                return (try row.decode(Int.self, at: 0), row.bytes(at: 1) ?? [])
+            }
         }
         guard case .array(let records) = try JSONParser.parse(json) else { return Answer(total: total, ids: ["not an array"]) }
         let ids = records.map { record -> String in

@@ -133,12 +133,12 @@ import TestSupport
         try await waitUntil("the sequencer waits for the feed's lock") {
             try await GapProof.scalar(url, """
                 SELECT count(*) FROM pg_stat_activity
-                WHERE query LIKE 'SELECT advance_change_feed%' AND wait_event_type = 'Lock'
+                WHERE datname = current_database() AND query LIKE 'SELECT advance_change_feed%' AND wait_event_type = 'Lock'
                 """) == "1"
         }
         let terminated = try await GapProof.scalar(url, """
             SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
-            WHERE query LIKE 'SELECT advance_change_feed%' AND wait_event_type = 'Lock'
+            WHERE datname = current_database() AND query LIKE 'SELECT advance_change_feed%' AND wait_event_type = 'Lock'
             """)
         #expect(terminated == "1")
         try await holder.execute("SELECT pg_advisory_unlock(\(Self.sequencerKey))")

@@ -2,12 +2,17 @@ import Postgres
 
 /// The SQL behind the category routes; the only place that knows categories' column names.
 enum CategoryQueries {
-    /// A category row `c` as JSON columns, with `spent` and `remaining` from its balance `b`.
-    private static let columns = """
-        c.id, c.title, c.amount, b.spent, c.amount - b.spent AS remaining, \
-        \(SQLFragments.timestamp("c.created_at")) AS "createdAt", \
-        \(SQLFragments.timestamp("c.updated_at")) AS "updatedAt", c.version
-        """
+    /// A category row `c` with its balance `b` as plain columns, in the JSON's member order (SPEC §2).
+    static let record = PlainRecord([
+        ("id", "c.id", .number),
+        ("title", "c.title", .string),
+        ("amount", "c.amount", .number),
+        ("spent", "b.spent", .number),
+        ("remaining", "c.amount - b.spent", .number),
+        ("createdAt", "c.created_at", .timestamp),
+        ("updatedAt", "c.updated_at", .timestamp),
+        ("version", "c.version", .number),
+    ])
 
     /// Joins each category row `c` with the sum of its transactions as `b.spent`.
     private static let balance = """
@@ -16,6 +21,7 @@ enum CategoryQueries {
 
     /// The JSON object of category row `c` (joined with `balance`), optionally with its transactions.
     static func json(embeddingTransactions: Bool) -> String {
+        let columns = record.renderedColumns
         guard embeddingTransactions else { return SQLFragments.jsonObject(columns: columns) }
         let transactions = TransactionQueries.jsonArray(where: "t.category_id = c.id")
         return SQLFragments.jsonObject(columns: "\(columns), \(transactions) AS transactions")
@@ -40,9 +46,20 @@ enum CategoryQueries {
         "EXISTS (SELECT 1 FROM categories WHERE id = \(id))"
     }
 
+    /// The category's JSON rendered in SQL, for `_embed=transactions`.
     static func find(id: Int64, embeddingTransactions: Bool) -> Query {
         "SELECT \(unsafeSQL: json(embeddingTransactions: embeddingTransactions)) FROM categories c \(unsafeSQL: balance) WHERE c.id = \(id)"
     }
+
+    /// The category's `record` columns; no row when there is no such category.
+    static func find(id: Int64) -> Query {
+        "SELECT \(unsafeSQL: record.columns) FROM categories c \(unsafeSQL: balance) WHERE c.id = \(id)"
+    }
+
+    /// Writes answer (id, created, `record` columns) from the written row `c` (see `TypedResource`).
+    ///
+    /// Each write's CTE is `c` with the table's own columns, so the answer reads it like the table.
+    private static let answer = "\(record.columns) FROM c \(balance)"
 
     /// Inserts a category under the client's id, or the next server id when it gave none.
     static func insert(_ fields: CategoryFields) -> Query {
@@ -51,7 +68,7 @@ enum CategoryQueries {
             INSERT INTO categories (id, title, amount)
             VALUES (coalesce(\(fields.id)::bigint, nextval('categories_id_seq')), \(fields.title), \(fields.amount))
             RETURNING *)
-        SELECT c.id, true, \(unsafeSQL: json(embeddingTransactions: false)) FROM c \(unsafeSQL: balance)
+        SELECT c.id, true, \(unsafeSQL: answer)
         """
     }
 
@@ -64,7 +81,7 @@ enum CategoryQueries {
                 SET title = excluded.title, amount = excluded.amount,
                     version = existing.version + 1, updated_at = now()
             RETURNING *, xmax = 0 AS inserted)
-        SELECT c.id, c.inserted, \(unsafeSQL: json(embeddingTransactions: false)) FROM c \(unsafeSQL: balance)
+        SELECT c.id, c.inserted, \(unsafeSQL: answer)
         """
     }
 
@@ -75,7 +92,7 @@ enum CategoryQueries {
         if let amount = fields.amount { assignments.append(", amount = \(amount)") }
         return """
             WITH c AS (UPDATE categories SET \(assignments) WHERE id = \(id) RETURNING *)
-            SELECT c.id, false, \(unsafeSQL: json(embeddingTransactions: false)) FROM c \(unsafeSQL: balance)
+            SELECT c.id, false, \(unsafeSQL: answer)
             """
     }
 
@@ -84,7 +101,7 @@ enum CategoryQueries {
         // The CTE's snapshot predates the delete, so `spent` still counts the transactions it removes.
         """
         WITH c AS (DELETE FROM categories WHERE id = \(id) RETURNING *)
-        SELECT c.id, false, \(unsafeSQL: json(embeddingTransactions: false)) FROM c \(unsafeSQL: balance)
+        SELECT c.id, false, \(unsafeSQL: answer)
         """
     }
 }

@@ -16,12 +16,14 @@ struct Categories: TypedResource {
     static let listSource = CategoryQueries.listSource
     static let defaultOrder = "c.id"
 
-    static func listElement(for request: Request) throws -> String {
-        CategoryQueries.json(embeddingTransactions: try embedsTransactions(request))
+    static let record = CategoryQueries.record
+
+    static func listElement(for request: Request) throws -> ListElement {
+        try embedsTransactions(request) ? .rendered(Query(unsafeSQL: CategoryQueries.json(embeddingTransactions: true))) : .plain(record)
     }
 
-    static func find(id: Int64, for request: Request) throws -> Query {
-        CategoryQueries.find(id: id, embeddingTransactions: try embedsTransactions(request))
+    static func find(id: Int64, for request: Request) throws -> RecordRead {
+        try embedsTransactions(request) ? .rendered(CategoryQueries.find(id: id, embeddingTransactions: true)) : .plain(CategoryQueries.find(id: id), record)
     }
 
     static func insert(_ fields: CategoryFields) -> Query { CategoryQueries.insert(fields) }

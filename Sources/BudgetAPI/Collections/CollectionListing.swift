@@ -43,7 +43,7 @@ struct CollectionListing: Sendable {
 
     private func response(_ collection: String, scope: Query, on connection: Connection) throws -> Response {
         let relations = try DocumentStore(connection: connection).relations(embeds: embeds, expands: expands, on: collection)
-        let element = DocumentQueries.body(with: relations)
+        let element = ListElement.rendered(DocumentQueries.body(with: relations))
         return try answer.response(element: element, from: Self.source, scope: scope, tieBreak: Self.tieBreak, on: connection)
     }
 }

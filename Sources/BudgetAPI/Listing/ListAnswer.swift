@@ -20,34 +20,59 @@ struct ListAnswer: Sendable {
     /// Whether the statement must run inside a transaction, for its `SET LOCAL statement_timeout`.
     var needsTransaction: Bool { plan.usesPatterns }
 
-    /// The list statement (see `ListPlan.selectPage`).
-    func statement(element: Query, from source: String, scope: Query, tieBreak: String, ownerExists: Query?) -> Query {
-        plan.selectPage(element: element, from: source, scope: scope, tieBreak: tieBreak, ownerExists: ownerExists ?? "TRUE")
+    /// The list statement: `ListPlan.selectRows` for plain records, else `ListPlan.selectPage`.
+    func statement(element: ListElement, from source: String, scope: Query, tieBreak: String, ownerExists: Query?) -> Query {
+        switch element {
+        case .plain(let record):
+            plan.selectRows(columns: record.columns, from: source, scope: scope, tieBreak: tieBreak, ownerExists: ownerExists ?? "TRUE")
+        case .rendered(let element):
+            plan.selectPage(element: element, from: source, scope: scope, tieBreak: tieBreak, ownerExists: ownerExists ?? "TRUE")
+        }
     }
 
     /// Runs the list statement on `connection`, inside the caller's transaction when the plan needs one (see
     /// `needsTransaction`), and builds the response.
     func response(
-        element: Query, from source: String, scope: Query, tieBreak: String,
+        element: ListElement, from source: String, scope: Query, tieBreak: String,
         owner: (exists: Query, missing: any Error)? = nil, on connection: Connection
     ) throws -> Response {
+        let statement = statement(element: element, from: source, scope: scope, tieBreak: tieBreak, ownerExists: owner?.exists)
+        return try response(from: run(statement, on: connection), element: element, missingOwner: owner?.missing)
+    }
+
+    /// Runs `statement`, under the short timeout of patterns when the plan has them.
+    func run(_ statement: Query, on connection: Connection) throws -> QueryResult {
         if plan.usesPatterns {
             // SET LOCAL ends with the caller's transaction, so the pooled connection gets its default back.
             try connection.execute(script: "SET LOCAL statement_timeout = '\(Self.patternTimeout)'")
         }
-        let statement = statement(element: element, from: source, scope: scope, tieBreak: tieBreak, ownerExists: owner?.exists)
-        return try response(from: connection.query(statement), missingOwner: owner?.missing)
+        return try connection.query(statement)
     }
 
-    /// Builds the response around the JSON in the statement's row; throws `missingOwner` when the row says
-    /// the owner does not exist.
-    func response(from result: QueryResult, missingOwner: (any Error)?) throws -> Response {
+    /// Builds the response from what `statement(element:…)` answered; throws `missingOwner` when it says the
+    /// owner does not exist.
+    func response(from result: QueryResult, element: ListElement, missingOwner: (any Error)?) throws -> Response {
         let row = result[0]
-        if let missingOwner, try !row.decode(Bool.self, at: 3) { throw missingOwner }
-        let total = Int(try row.decode(Int64.self, at: 0))
-        let records = row.bytes(at: 1) ?? Array("[]".utf8)
+        switch element {
+        case .rendered:
+            // One row: total, the JSON array, position, ownerExists.
+            if let missingOwner, try !row.decode(Bool.self, at: 3) { throw missingOwner }
+            return try response(
+                total: row.decode(Int64.self, at: 0), syncSeq: row.decode(Int64.self, at: 2),
+                records: row.bytes(at: 1) ?? Array("[]".utf8))
+        case .plain(let record):
+            // A row per record: total, position, ownerExists, then the record's columns.
+            if let missingOwner, try !row.decode(Bool.self, at: 2) { throw missingOwner }
+            return try response(
+                total: row.decode(Int64.self, at: 0), syncSeq: row.decode(Int64.self, at: 1),
+                records: record.jsonArray(result, from: 3))
+        }
+    }
+
+    private func response(total: Int64, syncSeq: Int64, records: [UInt8]) -> Response {
+        let total = Int(total)
         var response = Response.json(ListResponse.body(total: total, pagination: plan.pagination, data: records))
-        response.syncSeq = try row.decode(Int64.self, at: 2)
+        response.syncSeq = syncSeq
         for header in ListResponse.headers(total: total, pagination: plan.pagination, url: url) {
             response.headers.replaceOrAdd(header.name, header.value)
         }
@@ -55,22 +80,27 @@ struct ListAnswer: Sendable {
     }
 }
 
+/// What a list answers per record: plain columns that Swift renders, or JSON that SQL rendered.
+///
+/// Typed lists are plain but for `_embed`/`_expand`, rare enough to leave in SQL with their nested records;
+/// generic collections pass their stored JSON through.
+enum ListElement: Sendable {
+    case plain(PlainRecord)
+    /// SQL for one record's JSON over the list's source, e.g. `d.body`; bound values welcome.
+    case rendered(Query)
+}
+
 extension Database {
     /// Answers a list with one statement; in a transaction only when the plan needs one, else on the event
     /// loop's own connection (`Database.query`).
     func list(
-        _ answer: ListAnswer, element: String, from source: String, scope: Query = "TRUE", tieBreak: String,
+        _ answer: ListAnswer, element: ListElement, from source: String, scope: Query = "TRUE", tieBreak: String,
         owner: (exists: Query, missing: any Error & Sendable)? = nil
     ) async throws -> Response {
-        guard !answer.needsTransaction else {
-            return try await transaction { connection in
-                try answer.response(
-                    element: Query(unsafeSQL: element), from: source, scope: scope, tieBreak: tieBreak,
-                    owner: owner.map { ($0.exists, $0.missing) }, on: connection)
-            }
-        }
-        let statement = answer.statement(
-            element: Query(unsafeSQL: element), from: source, scope: scope, tieBreak: tieBreak, ownerExists: owner?.exists)
-        return try answer.response(from: await query(statement), missingOwner: owner?.missing)
+        let statement = answer.statement(element: element, from: source, scope: scope, tieBreak: tieBreak, ownerExists: owner?.exists)
+        let result = try await answer.needsTransaction
+            ? transaction { connection in try answer.run(statement, on: connection) }
+            : query(statement)
+        return try answer.response(from: result, element: element, missingOwner: owner?.missing)
     }
 }

@@ -15,38 +15,78 @@ extension ListPlan {
     ///   - ownerExists: for a nested list, whether its parent record exists, e.g. `EXISTS (SELECT 1 FROM categories
     ///     WHERE id = 7)`; answered by the same statement, so a 404 costs no extra round trip.
     func selectPage(element: Query, from source: String, scope: Query, tieBreak: String, ownerExists: Query = "TRUE") -> Query {
-        let matching: Query = "FROM \(unsafeSQL: source) WHERE (\(scope)) AND \(condition)"
-        let limitClause: Query = limit.map { "LIMIT \($0)::bigint" } ?? "LIMIT ALL"
-        let offsetClause: Query
-        if case .envelope(let page, let perPage) = pagination {
-            // json-server 1.x clamps the page into 1…pages, where pages = max(1, ceil(items / perPage)).
-            offsetClause = """
-                OFFSET (least(\(page)::bigint, greatest(1, (matched.total + \(perPage)::bigint - 1) / \(perPage)::bigint)) - 1) \
-                * \(perPage)::bigint
-                """
-        } else {
-            offsetClause = "OFFSET \(offset)::bigint"
-        }
+        let page = PageParts(self, from: source, scope: scope, tieBreak: tieBreak)
         // The sort keys leave the subquery as columns, so string_agg can order by them again rather than rely on
         // row arrival order. A window function (row_number) would sit between LIMIT and the sort and cost the
         // bounded top-N sort: `_sort=views&_limit=10` on 100k records went from a heap of 10 to a sort on disk.
-        // Only pagination reports a total (X-Total-Count, the envelope); a plain list skips the second scan.
-        let counting: Query = pagination == .none ? "SELECT 0::bigint AS total" : "SELECT count(*) AS total \(matching)"
-        let keys = sortItems.enumerated().map { index, item in (column: "sort_\(index + 1)", item: item) }
-        let keyColumns = keys.map { ", \($0.item.expression) AS \(unsafeSQL: $0.column)" as Query }
-        func order(_ prefix: String) -> String {
-            (keys.map { prefix + $0.column + $0.item.direction } + [prefix + "sort_last"]).joined(separator: ", ")
-        }
         return """
-            SELECT matched.total, (SELECT coalesce('[' || string_agg(page.element::text, ',' ORDER BY \(unsafeSQL: order("page."))) \
-            || ']', '[]') FROM (SELECT \(element) AS element\(Query.joined(keyColumns, separator: "")), \(unsafeSQL: tieBreak) AS sort_last \
-            \(matching) ORDER BY \(unsafeSQL: order("")) \(limitClause) \(offsetClause)) page), change_feed_position(), \(ownerExists) \
-            FROM (\(counting)) matched
+            SELECT matched.total, (SELECT coalesce('[' || string_agg(page.element::text, ',' ORDER BY \(unsafeSQL: page.order("page."))) \
+            || ']', '[]') FROM (SELECT \(element) AS element\(page.rows)) page), change_feed_position(), \(ownerExists) \
+            FROM (\(page.counting)) matched
             """
     }
 
     /// The same statement for an element that is fixed program text, e.g. a typed resource's `row_to_json`.
     func selectPage(element: String, from source: String, scope: Query, tieBreak: String, ownerExists: Query = "TRUE") -> Query {
         selectPage(element: Query(unsafeSQL: element), from: source, scope: scope, tieBreak: tieBreak, ownerExists: ownerExists)
+    }
+
+    /// The page as plain rows, for Swift to render: one row per record, in order, each starting with the
+    /// header columns of `selectPage` (total, change feed position, `ownerExists`), then `columns`, then the
+    /// sort keys. An empty page answers one row whose record columns are NULL, so the header still arrives.
+    ///
+    /// The header is a MATERIALIZED CTE so that it is computed once: as a subquery PostgreSQL pulled it up and
+    /// called `change_feed_position()` for every row (`EXPLAIN VERBOSE`).
+    func selectRows(columns: String, from source: String, scope: Query, tieBreak: String, ownerExists: Query = "TRUE") -> Query {
+        let page = PageParts(self, from: source, scope: scope, tieBreak: tieBreak)
+        return """
+            WITH matched AS MATERIALIZED (\
+            SELECT total, change_feed_position() AS position, \(ownerExists) AS owner_exists FROM (\(page.counting)) counted) \
+            SELECT matched.total, matched.position, matched.owner_exists, page.* FROM matched \
+            LEFT JOIN LATERAL (SELECT \(unsafeSQL: columns)\(page.rows)) page ON true ORDER BY \(unsafeSQL: page.order("page."))
+            """
+    }
+}
+
+/// The pieces both list statements share: the count, and the page's rows with their sort keys as columns.
+private struct PageParts {
+    /// The subquery of the count, one row with `total` (bigint).
+    let counting: Query
+    /// What follows a page's select list: the sort key columns, FROM, WHERE, ORDER BY, LIMIT and OFFSET; the
+    /// OFFSET of the envelope reads `matched.total`.
+    let rows: Query
+    private let keys: [(column: String, direction: String)]
+
+    init(_ plan: ListPlan, from source: String, scope: Query, tieBreak: String) {
+        let matching: Query = "FROM \(unsafeSQL: source) WHERE (\(scope)) AND \(plan.condition)"
+        let limitClause: Query = plan.limit.map { "LIMIT \($0)::bigint" } ?? "LIMIT ALL"
+        let offsetClause: Query
+        if case .envelope(let page, let perPage) = plan.pagination {
+            // json-server 1.x clamps the page into 1…pages, where pages = max(1, ceil(items / perPage)).
+            offsetClause = """
+                OFFSET (least(\(page)::bigint, greatest(1, (matched.total + \(perPage)::bigint - 1) / \(perPage)::bigint)) - 1) \
+                * \(perPage)::bigint
+                """
+        } else {
+            offsetClause = "OFFSET \(plan.offset)::bigint"
+        }
+        // Only pagination reports a total (X-Total-Count, the envelope); a plain list skips the second scan.
+        counting = plan.pagination == .none ? "SELECT 0::bigint AS total" : "SELECT count(*) AS total \(matching)"
+        let sortKeys = plan.sortItems.enumerated().map { index, item in (column: "sort_\(index + 1)", item: item) }
+        keys = sortKeys.map { ($0.column, $0.item.direction) } + [("sort_last", "")]
+        let keyColumns = sortKeys.map { ", \($0.item.expression) AS \(unsafeSQL: $0.column)" as Query }
+        rows = """
+            \(Query.joined(keyColumns, separator: "")), \(unsafeSQL: tieBreak) AS sort_last \
+            \(matching) ORDER BY \(unsafeSQL: Self.order(keys, prefix: "")) \(limitClause) \(offsetClause)
+            """
+    }
+
+    /// The ORDER BY items over the key columns, each name prefixed, e.g. `page.sort_1 DESC NULLS LAST, page.sort_last`.
+    func order(_ prefix: String) -> String {
+        Self.order(keys, prefix: prefix)
+    }
+
+    private static func order(_ keys: [(column: String, direction: String)], prefix: String) -> String {
+        keys.map { prefix + $0.column + $0.direction }.joined(separator: ", ")
     }
 }

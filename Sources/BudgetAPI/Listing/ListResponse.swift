@@ -2,8 +2,8 @@ import HTTPServer
 
 /// How a list answer carries its pagination: `X-Total-Count`, json-server 0.17's `Link`, or the 1.x envelope.
 ///
-/// Pure functions over counts and bytes; the records themselves arrive as JSON bytes from PostgreSQL and are
-/// never decoded here.
+/// Pure functions over counts and bytes; the records arrive as JSON bytes (from PostgreSQL or `PlainRecord`)
+/// and are never decoded here.
 enum ListResponse {
     /// The headers of a list answer: `X-Total-Count` whenever the list is paginated (0.17 sends it for `_page`,
     /// `_start`/`_end` and `_limit`), and `Link` for `_page` when the records span several pages.

@@ -35,22 +35,37 @@ public enum JSONWriter {
         }
     }
 
-    /// RFC 8259 §7: quote, backslash and control characters must be escaped; all else passes as UTF-8.
+    private static let hexDigits = Array("0123456789abcdef".utf8)
+
     private static func writeString(_ text: String, to output: inout [UInt8]) {
+        var text = text
+        text.withUTF8 { appendString(utf8: UnsafeRawBufferPointer($0), to: &output) }
+    }
+
+    /// Appends the UTF-8 text `utf8` as a JSON string, escaped byte for byte as PostgreSQL's `to_json` escapes it.
+    ///
+    /// RFC 8259 §7 asks only that quote, backslash and control characters be escaped; matching PostgreSQL's
+    /// choices (`\b`, `\f`, lowercase `\u00xx`) lets Swift render records the change feed renders in SQL.
+    /// Runs without an escape are copied whole: most text has none.
+    static func appendString(utf8: UnsafeRawBufferPointer, to output: inout [UInt8]) {
         output.append(UInt8(ascii: "\""))
-        for byte in text.utf8 {
+        var runStart = 0
+        for (index, byte) in utf8.enumerated() where byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") {
+            output.append(contentsOf: utf8[runStart..<index])
+            runStart = index + 1
+            output.append(UInt8(ascii: "\\"))
             switch byte {
-            case UInt8(ascii: "\""): output += [UInt8(ascii: "\\"), UInt8(ascii: "\"")]
-            case UInt8(ascii: "\\"): output += [UInt8(ascii: "\\"), UInt8(ascii: "\\")]
-            case 0x0A: output += [UInt8(ascii: "\\"), UInt8(ascii: "n")]
-            case 0x0D: output += [UInt8(ascii: "\\"), UInt8(ascii: "r")]
-            case 0x09: output += [UInt8(ascii: "\\"), UInt8(ascii: "t")]
-            case 0x00..<0x20:
-                let hex = Array("0123456789abcdef".utf8)
-                output += Array("\\u00".utf8) + [hex[Int(byte >> 4)], hex[Int(byte & 0x0F)]]
-            default: output.append(byte)
+            case UInt8(ascii: "\""), UInt8(ascii: "\\"): output.append(byte)
+            case 0x08: output.append(UInt8(ascii: "b"))
+            case 0x0C: output.append(UInt8(ascii: "f"))
+            case 0x0A: output.append(UInt8(ascii: "n"))
+            case 0x0D: output.append(UInt8(ascii: "r"))
+            case 0x09: output.append(UInt8(ascii: "t"))
+            default:
+                output += [UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"), hexDigits[Int(byte >> 4)], hexDigits[Int(byte & 0x0F)]]
             }
         }
+        output.append(contentsOf: utf8[runStart...])
         output.append(UInt8(ascii: "\""))
     }
 }

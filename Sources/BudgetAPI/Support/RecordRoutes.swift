@@ -53,14 +53,14 @@ struct RecordRoutes<Resource: TypedResource>: Sendable {
         }
         guard invalid.isEmpty else { throw APIError.invalidFields(invalid) }
         guard isArray else {
-            guard let record = try await database.write(Resource.insert(allFields[0])) else {
+            guard let record = try await database.write(Resource.insert(allFields[0]), rendering: Resource.record) else {
                 preconditionFailure("INSERT … RETURNING answered no row")
             }
             return created(record)
         }
         let records = try await database.transaction { [allFields] connection in
             try allFields.map { fields in
-                guard let record = try connection.write(Resource.insert(fields)) else {
+                guard let record = try connection.write(Resource.insert(fields), rendering: Resource.record) else {
                     preconditionFailure("INSERT … RETURNING answered no row")
                 }
                 return record
@@ -74,7 +74,7 @@ struct RecordRoutes<Resource: TypedResource>: Sendable {
         let id = try recordID(request)
         let fields = try Resource.fields(from: try RequestBody.object(request), mode: .complete, fieldPrefix: "")
         try checkBodyID(Resource.id(of: fields), matches: id)
-        guard let record = try await database.write(Resource.replace(id: id, with: fields)) else {
+        guard let record = try await database.write(Resource.replace(id: id, with: fields), rendering: Resource.record) else {
             preconditionFailure("INSERT … ON CONFLICT … RETURNING answered no row")
         }
         return record.isCreated ? created(record) : .json(record.json)
@@ -86,7 +86,7 @@ struct RecordRoutes<Resource: TypedResource>: Sendable {
         let members = try RequestBody.object(request, accepting: [RequestBody.json, RequestBody.mergePatch])
         let fields = try Resource.fields(from: members, mode: .partial, fieldPrefix: "")
         try checkBodyID(Resource.id(of: fields), matches: id)
-        guard let record = try await database.write(Resource.update(id: id, with: fields)) else {
+        guard let record = try await database.write(Resource.update(id: id, with: fields), rendering: Resource.record) else {
             throw APIError.notFound(resource: Resource.recordName, id: id)
         }
         return .json(record.json)
@@ -95,7 +95,7 @@ struct RecordRoutes<Resource: TypedResource>: Sendable {
     /// DELETE: answers the record as it was (json-server 0.17 answers 200 with it).
     func delete(_ request: Request) async throws -> Response {
         let id = try recordID(request)
-        guard let record = try await database.write(Resource.delete(id: id)) else {
+        guard let record = try await database.write(Resource.delete(id: id), rendering: Resource.record) else {
             throw APIError.notFound(resource: Resource.recordName, id: id)
         }
         return .json(record.json)

@@ -21,10 +21,13 @@ protocol TypedResource: Sendable {
     static var listSource: String { get }
     /// The default order of lists, which also breaks ties of `_sort`, e.g. `t.id`.
     static var defaultOrder: String { get }
-    /// One record's JSON over `listSource`, with what `_embed`/`_expand` asked for.
-    static func listElement(for request: Request) throws -> String
-    static func find(id: Int64, for request: Request) throws -> Query
-    /// Write queries answer one row (id, created, json) or none when the record does not exist.
+    /// One record as plain columns over `listSource` and the aliases of write answers, rendered in Swift.
+    static var record: PlainRecord { get }
+    /// What a list answers per record: `record`, or JSON rendered in SQL when `_embed`/`_expand` asks for more.
+    static func listElement(for request: Request) throws -> ListElement
+    /// Reads one record the way `listElement` lists it.
+    static func find(id: Int64, for request: Request) throws -> RecordRead
+    /// Write queries answer one row (id, created, `record` columns) or none when the record does not exist.
     static func insert(_ fields: Fields) -> Query
     static func replace(id: Int64, with fields: Fields) -> Query
     static func update(id: Int64, with fields: Fields) -> Query
@@ -49,27 +52,24 @@ struct WrittenRecord: Sendable {
 extension Database {
     /// Runs one write statement of a `TypedResource` on its own: a single statement is atomic without
     /// BEGIN/COMMIT, which would cost two more round trips.
-    func write(_ query: Query) async throws -> WrittenRecord? {
-        try WrittenRecord(await self.query(query))
+    func write(_ query: Query, rendering record: PlainRecord) async throws -> WrittenRecord? {
+        try WrittenRecord(await self.query(query), rendering: record)
     }
 }
 
 extension WrittenRecord {
-    /// The first row of a `TypedResource` write; nil when it touched no row.
-    init?(_ result: QueryResult) throws {
+    /// The first row of a `TypedResource` write, its columns from the third on rendered by `record`; nil when
+    /// it touched no row.
+    init?(_ result: QueryResult, rendering record: PlainRecord) throws {
         guard result.count > 0 else { return nil }
         let row = result[0]
-        self.init(
-            id: try row.decode(Int64.self, at: 0),
-            isCreated: try row.decode(Bool.self, at: 1),
-            json: row.bytes(at: 2) ?? []
-        )
+        self.init(id: try row.decode(Int64.self, at: 0), isCreated: try row.decode(Bool.self, at: 1), json: record.json(row, from: 2))
     }
 }
 
 extension Connection {
     /// Runs a write query of a `TypedResource`; nil when it touched no row.
-    func write(_ query: Query) throws -> WrittenRecord? {
-        try WrittenRecord(self.query(query))
+    func write(_ query: Query, rendering record: PlainRecord) throws -> WrittenRecord? {
+        try WrittenRecord(self.query(query), rendering: record)
     }
 }

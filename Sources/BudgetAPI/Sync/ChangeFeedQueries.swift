@@ -58,6 +58,14 @@ enum ChangeFeedQueries {
     /// One sequencer run (migrations/0011): answers the new position, or NULL when nothing was left to stamp.
     static let advance: Query = "SELECT advance_change_feed(1000)"
 
+    /// Wakes long-polls in every server process after a batch, with the position as payload. In a
+    /// transaction of its own that does not wait for a WAL flush: PostgreSQL holds a cluster-wide lock
+    /// for a NOTIFY from its commit until the transaction ends.
+    static let announcement = """
+        BEGIN; SET LOCAL synchronous_commit = off; \
+        SELECT pg_notify('\(SyncRoutes.channel)', last_seq::text) FROM change_feed_state; COMMIT
+        """
+
     /// Removes tombstones older than `retention` (migrations/0009); answers how many went.
     static func purge(retention: Duration) -> Query {
         "SELECT purge_change_tombstones(make_interval(secs => \(retention.components.seconds)::double precision))"

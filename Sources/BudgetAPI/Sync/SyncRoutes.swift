@@ -7,15 +7,16 @@ struct SyncRoutes: Sendable {
     let feed: ChangeFeed
     /// Removes tombstones older than the retention window (see PeriodicPurge for why no timer).
     let purger: PeriodicPurge
-    /// Wakes long-polls when any server process stamps changes (the NOTIFY of `advance_change_feed()`).
+    /// Wakes long-polls when any server process stamps changes (the NOTIFY after each batch).
     let notifications: Notifications
     /// This process's sequencer: stamps committed changes with their seqs (docs/change-feed.md).
     let sequencer: BackgroundDrain
 
-    /// The channel `advance_change_feed()` in migrations/0011 notifies, once per stamped batch.
+    /// The channel every process's sequencer notifies once per stamped batch.
     static let channel = "budget_changes"
-    /// How long `GET /changes` waits for the sequencer before it reads what is stamped already.
-    static let catchUpTimeout = Duration.seconds(2)
+    /// How long `GET /changes` waits for the sequencer before it answers 503: a run takes a few
+    /// milliseconds, so only a database in trouble makes it wait this long.
+    static let catchUpTimeout = Duration.seconds(10)
 
     init(database: Database, tombstoneRetention: Duration, logger: Logger) {
         feed = ChangeFeed(database: database)
@@ -26,7 +27,8 @@ struct SyncRoutes: Sendable {
         self.notifications = notifications
         // Stamped here means long-polls of this process may look again at once, before the NOTIFY arrives.
         sequencer = BackgroundDrain(
-            url: database.pool.configuration.url, statement: ChangeFeedQueries.advance, name: "change-sequencer",
+            url: database.pool.configuration.url, statement: ChangeFeedQueries.advance,
+            announcement: ChangeFeedQueries.announcement, name: "change-sequencer",
             logger: logger, onProgress: { notifications.signal() })
     }
 
@@ -38,9 +40,9 @@ struct SyncRoutes: Sendable {
         let feedRequest = try ChangeFeedRequest(request: request)
         try await purger.purgeIfDue(in: feed.database)
         // Changes reach the feed a moment after they commit; catching up first means a client always finds
-        // its own acknowledged writes here. If the sequencer cannot finish in time, what is stamped is still
-        // a gap-free prefix, so the page is correct, only shorter.
-        await sequencer.catchUp(timeout: Self.catchUpTimeout)
+        // its own acknowledged writes here. A page read without it would still be gap-free, only short of
+        // the client's own writes, so a sequencer that cannot finish is an outage (503, Retry-After).
+        guard await sequencer.catchUp(timeout: Self.catchUpTimeout) else { throw APIError.databaseUnavailable }
         let deadline = ContinuousClock.now + feedRequest.wait
         while true {
             // Read before looking, so a commit between the look and the wait still wakes us.

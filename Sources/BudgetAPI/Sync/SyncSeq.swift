@@ -45,6 +45,35 @@ extension SnapshotJSON {
     }
 }
 
+/// How one record is read: plain columns that Swift renders, or one column of JSON that SQL rendered.
+enum RecordRead: Sendable {
+    /// A query selecting the record's `PlainRecord.columns`, no row when there is no such record.
+    case plain(Query, PlainRecord)
+    /// A query whose one column is the record's JSON (`_embed`/`_expand`, generic documents).
+    case rendered(Query)
+}
+
+extension SnapshotJSON {
+    /// `read`'s query with `change_feed_position()` from the same snapshot: last for rendered JSON (see
+    /// `statement(_:)`), first for plain columns, which follow it.
+    static func statement(_ read: RecordRead) -> Query {
+        switch read {
+        case .plain(let query, _): "SELECT change_feed_position(), snapshot.* FROM (\(query)) AS snapshot"
+        case .rendered(let query): statement(query)
+        }
+    }
+
+    /// The record in `statement(read)`'s first row, rendered; nil when it has none.
+    init?(_ result: QueryResult, read: RecordRead) throws {
+        guard case .plain(_, let record) = read else {
+            try self.init(result)
+            return
+        }
+        guard result.count > 0 else { return nil }
+        self.init(json: record.json(result[0], from: 1), syncSeq: try result[0].decode(Int64.self, at: 0))
+    }
+}
+
 extension Connection {
     /// The first column of the first row `query` selects, with `change_feed_position()` from the same
     /// snapshot; nil when the query selects no row.
@@ -57,5 +86,10 @@ extension Database {
     /// See `Connection.snapshotJSON`.
     func snapshotJSON(_ query: Query) async throws -> SnapshotJSON? {
         try SnapshotJSON(await self.query(SnapshotJSON.statement(query)))
+    }
+
+    /// One record as JSON with the change feed position of the same snapshot; nil when there is no such record.
+    func snapshotJSON(_ read: RecordRead) async throws -> SnapshotJSON? {
+        try SnapshotJSON(await query(SnapshotJSON.statement(read)), read: read)
     }
 }

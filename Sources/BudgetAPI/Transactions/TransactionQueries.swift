@@ -2,15 +2,22 @@ import Postgres
 
 /// The SQL behind the transaction routes; the only place that knows transactions' column names.
 enum TransactionQueries {
-    /// A transaction row `t` as JSON columns.
-    private static let columns = """
-        t.id, t.category_id AS "categoryId", t.title, t.amount, t.date, t.note, \
-        \(SQLFragments.timestamp("t.created_at")) AS "createdAt", \
-        \(SQLFragments.timestamp("t.updated_at")) AS "updatedAt", t.version
-        """
+    /// A transaction row `t` as plain columns, in the JSON's member order (SPEC §2).
+    static let record = PlainRecord([
+        ("id", "t.id", .number),
+        ("categoryId", "t.category_id", .number),
+        ("title", "t.title", .string),
+        ("amount", "t.amount", .number),
+        ("date", "t.date", .date),
+        ("note", "t.note", .string),
+        ("createdAt", "t.created_at", .timestamp),
+        ("updatedAt", "t.updated_at", .timestamp),
+        ("version", "t.version", .number),
+    ])
 
     /// The JSON object of transaction row `t`, optionally with its category under `category`.
     static func json(expandingCategory: Bool) -> String {
+        let columns = record.renderedColumns
         guard expandingCategory else { return SQLFragments.jsonObject(columns: columns) }
         let category = CategoryQueries.jsonObject(where: "c.id = t.category_id")
         return SQLFragments.jsonObject(columns: "\(columns), \(category) AS category")
@@ -22,16 +29,24 @@ enum TransactionQueries {
         return "(SELECT \(SQLFragments.jsonArray(of: element, orderBy: "t.id"))::json FROM transactions t WHERE \(condition))"
     }
 
-
     /// Every transaction in id order, as one JSON array (what `export` writes).
     static func list(expandingCategory: Bool) -> Query {
         let element = json(expandingCategory: expandingCategory)
         return Query(unsafeSQL: "SELECT \(SQLFragments.jsonArray(of: element, orderBy: "t.id")) FROM transactions t")
     }
 
+    /// The transaction's JSON rendered in SQL, for `_expand=category`.
     static func find(id: Int64, expandingCategory: Bool) -> Query {
         "SELECT \(unsafeSQL: json(expandingCategory: expandingCategory)) FROM transactions t WHERE t.id = \(id)"
     }
+
+    /// The transaction's `record` columns; no row when there is no such transaction.
+    static func find(id: Int64) -> Query {
+        "SELECT \(unsafeSQL: record.columns) FROM transactions t WHERE t.id = \(id)"
+    }
+
+    /// Writes answer (id, created, `record` columns) from the written row `t` (see `TypedResource`).
+    private static let answer = "\(record.columns) FROM t"
 
     /// Inserts under the client's id, or the next server id when it gave none; the date defaults to today.
     static func insert(_ fields: TransactionFields) -> Query {
@@ -41,7 +56,7 @@ enum TransactionQueries {
             VALUES (coalesce(\(fields.id)::bigint, nextval('transactions_id_seq')), \(fields.categoryID), \(fields.title),
                     \(fields.amount), coalesce(\(fields.date)::date, \(unsafeSQL: SQLFragments.todayUTC)), \(fields.note ?? nil)::text)
             RETURNING *)
-        SELECT t.id, true, \(unsafeSQL: json(expandingCategory: false)) FROM t
+        SELECT t.id, true, \(unsafeSQL: answer)
         """
     }
 
@@ -57,7 +72,7 @@ enum TransactionQueries {
                     date = excluded.date, note = excluded.note,
                     version = existing.version + 1, updated_at = now()
             RETURNING *, xmax = 0 AS inserted)
-        SELECT t.id, t.inserted, \(unsafeSQL: json(expandingCategory: false)) FROM t
+        SELECT t.id, t.inserted, \(unsafeSQL: answer)
         """
     }
 
@@ -71,14 +86,14 @@ enum TransactionQueries {
         if let note = fields.note { assignments.append(", note = \(note)::text") }
         return """
             WITH t AS (UPDATE transactions SET \(assignments) WHERE id = \(id) RETURNING *)
-            SELECT t.id, false, \(unsafeSQL: json(expandingCategory: false)) FROM t
+            SELECT t.id, false, \(unsafeSQL: answer)
             """
     }
 
     static func delete(id: Int64) -> Query {
         """
         WITH t AS (DELETE FROM transactions WHERE id = \(id) RETURNING *)
-        SELECT t.id, false, \(unsafeSQL: json(expandingCategory: false)) FROM t
+        SELECT t.id, false, \(unsafeSQL: answer)
         """
     }
 }

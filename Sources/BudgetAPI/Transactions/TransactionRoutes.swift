@@ -16,12 +16,14 @@ struct Transactions: TypedResource {
     static let listSource = "transactions t"
     static let defaultOrder = "t.id"
 
-    static func listElement(for request: Request) throws -> String {
-        TransactionQueries.json(expandingCategory: try expandsCategory(request))
+    static let record = TransactionQueries.record
+
+    static func listElement(for request: Request) throws -> ListElement {
+        try expandsCategory(request) ? .rendered(Query(unsafeSQL: TransactionQueries.json(expandingCategory: true))) : .plain(record)
     }
 
-    static func find(id: Int64, for request: Request) throws -> Query {
-        TransactionQueries.find(id: id, expandingCategory: try expandsCategory(request))
+    static func find(id: Int64, for request: Request) throws -> RecordRead {
+        try expandsCategory(request) ? .rendered(TransactionQueries.find(id: id, expandingCategory: true)) : .plain(TransactionQueries.find(id: id), record)
     }
 
     static func insert(_ fields: TransactionFields) -> Query { TransactionQueries.insert(fields) }
