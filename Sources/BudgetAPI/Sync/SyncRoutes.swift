@@ -38,11 +38,12 @@ struct SyncRoutes: Sendable {
 
     func changes(_ request: Request) async throws -> Response {
         let feedRequest = try ChangeFeedRequest(request: request)
-        try await purger.purgeIfDue(in: feed.database)
         // Changes reach the feed a moment after they commit; catching up first means a client always finds
         // its own acknowledged writes here. A page read without it would still be gap-free, only short of
         // the client's own writes, so a sequencer that cannot finish is an outage (503, Retry-After).
+        // Before the purge, which removes only stamped tombstones.
         guard await sequencer.catchUp(timeout: Self.catchUpTimeout) else { throw APIError.databaseUnavailable }
+        try await purger.purgeIfDue(in: feed.database)
         let deadline = ContinuousClock.now + feedRequest.wait
         while true {
             // Read before looking, so a commit between the look and the wait still wakes us.
