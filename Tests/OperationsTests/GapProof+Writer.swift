@@ -25,7 +25,7 @@ extension GapProof {
                     : holdRoll < 0.71 ? .milliseconds(Int.random(in: 0...20, using: &random)) : .zero
                 let rollsBack = Double.random(in: 0..<1, using: &random) < 0.05
                 // Run again from scratch when REPEATABLE READ loses a race (40001), as the server does.
-                for attempt in 1...10 {
+                for _ in 1...10 {
                     var planned = mine
                     var written: [Key: State] = [:]
                     do {
@@ -43,7 +43,8 @@ extension GapProof {
                         committed += written.map { CommittedWrite(key: $0.key, state: $0.value, cursorBeforeCommit: cursorBeforeCommit) }
                         break
                     } catch let error as PostgresError
-                        where attempt < 10 && (error.sqlState == .serializationFailure || error.sqlState == .deadlockDetected) {
+                        where error.sqlState == .serializationFailure || error.sqlState == .deadlockDetected {
+                        // After ten lost races the transaction is given up, as a rolled-back one.
                         try connection.execute(script: "ROLLBACK")
                     }
                 }

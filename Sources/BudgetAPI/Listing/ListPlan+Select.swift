@@ -21,7 +21,7 @@ extension ListPlan {
         // bounded top-N sort: `_sort=views&_limit=10` on 100k records went from a heap of 10 to a sort on disk.
         return """
             SELECT matched.total, (SELECT coalesce('[' || string_agg(page.element::text, ',' ORDER BY \(unsafeSQL: page.order("page."))) \
-            || ']', '[]') FROM (SELECT \(element) AS element\(page.rows)) page), change_feed_position(), \(ownerExists) \
+            || ']', '[]') FROM (SELECT \(element) AS element\(page.rows)) page), \(unsafeSQL: ChangeFeedQueries.position), \(ownerExists) \
             FROM (\(page.counting)) matched
             """
     }
@@ -41,7 +41,7 @@ extension ListPlan {
         let page = PageParts(self, from: source, scope: scope, tieBreak: tieBreak)
         return """
             WITH matched AS MATERIALIZED (\
-            SELECT total, change_feed_position() AS position, \(ownerExists) AS owner_exists FROM (\(page.counting)) counted) \
+            SELECT total, \(unsafeSQL: ChangeFeedQueries.position) AS position, \(ownerExists) AS owner_exists FROM (\(page.counting)) counted) \
             SELECT matched.total, matched.position, matched.owner_exists, page.* FROM matched \
             LEFT JOIN LATERAL (SELECT \(unsafeSQL: columns)\(page.rows)) page ON true ORDER BY \(unsafeSQL: page.order("page."))
             """

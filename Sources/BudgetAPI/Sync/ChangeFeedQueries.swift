@@ -55,6 +55,12 @@ enum ChangeFeedQueries {
         END
         """
 
+    /// The feed position as a scalar subquery, for the statements that read data with their `X-Sync-Seq`.
+    ///
+    /// The same as `change_feed_position()`, written out: PostgreSQL inlines a SQL function only when its
+    /// body has no FROM, so calling that one planned its SELECT afresh on every read.
+    static let position = "(SELECT last_seq FROM change_feed_state)"
+
     /// One sequencer run (migrations/0011): answers the new position, or NULL when nothing was left to stamp.
     static let advance: Query = "SELECT advance_change_feed(1000)"
 

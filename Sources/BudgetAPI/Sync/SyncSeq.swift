@@ -33,9 +33,9 @@ struct SnapshotJSON: Sendable {
 }
 
 extension SnapshotJSON {
-    /// `query`, whose one column is JSON, selected with `change_feed_position()` from the same snapshot.
+    /// `query`, whose one column is JSON, selected with the feed position (`ChangeFeedQueries.position`) from the same snapshot.
     static func statement(_ query: Query) -> Query {
-        "SELECT snapshot.json, change_feed_position() FROM (\(query)) AS snapshot(json)"
+        "SELECT snapshot.json, \(unsafeSQL: ChangeFeedQueries.position) FROM (\(query)) AS snapshot(json)"
     }
 
     /// The first row of `statement`'s result; nil when it has none.
@@ -54,11 +54,11 @@ enum RecordRead: Sendable {
 }
 
 extension SnapshotJSON {
-    /// `read`'s query with `change_feed_position()` from the same snapshot: last for rendered JSON (see
+    /// `read`'s query with the feed position (`ChangeFeedQueries.position`) from the same snapshot: last for rendered JSON (see
     /// `statement(_:)`), first for plain columns, which follow it.
     static func statement(_ read: RecordRead) -> Query {
         switch read {
-        case .plain(let query, _): "SELECT change_feed_position(), snapshot.* FROM (\(query)) AS snapshot"
+        case .plain(let query, _): "SELECT \(unsafeSQL: ChangeFeedQueries.position), snapshot.* FROM (\(query)) AS snapshot"
         case .rendered(let query): statement(query)
         }
     }
@@ -75,7 +75,7 @@ extension SnapshotJSON {
 }
 
 extension Connection {
-    /// The first column of the first row `query` selects, with `change_feed_position()` from the same
+    /// The first column of the first row `query` selects, with the feed position (`ChangeFeedQueries.position`) from the same
     /// snapshot; nil when the query selects no row.
     func snapshotJSON(_ query: Query) throws -> SnapshotJSON? {
         try SnapshotJSON(self.query(SnapshotJSON.statement(query)))
