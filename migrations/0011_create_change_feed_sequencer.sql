@@ -102,7 +102,7 @@ COMMENT ON FUNCTION record_change() IS
 
 -- One sequencer run. Every server process calls it when its own writes commit, before GET /changes reads,
 -- and on a timer (which picks up writes made with psql or by a process that died); see docs/change-feed.md.
-CREATE FUNCTION advance_change_feed(batch_limit integer DEFAULT 1000) RETURNS bigint
+CREATE FUNCTION advance_change_feed(batch_limit integer DEFAULT 1000) RETURNS integer
 LANGUAGE plpgsql AS $$
 DECLARE
     collections text[];
@@ -129,7 +129,7 @@ BEGIN
 
     stamped := coalesce(cardinality(collections), 0);
     IF stamped = 0 THEN
-        RETURN NULL;
+        RETURN 0;
     END IF;
 
     UPDATE change_feed_state SET last_seq = last_seq + stamped RETURNING last_seq - stamped INTO base;
@@ -141,13 +141,13 @@ BEGIN
 
     -- No NOTIFY here: PostgreSQL takes a cluster-wide lock for it at commit and would hold it through
     -- this run's WAL flush. The caller notifies in a transaction of its own that need not wait for a flush.
-    RETURN base + stamped;
+    RETURN stamped;
 END;
 $$;
 
 COMMENT ON FUNCTION advance_change_feed(integer) IS
     'Sequencer run: stamps up to batch_limit committed, unstamped changes with the next seqs, in write order; '
-    'returns the new position, or NULL when there was nothing to stamp (then it wrote nothing).';
+    'returns how many it stamped (0: it wrote nothing; batch_limit: call again, more may be waiting).';
 
 -- X-Sync-Seq: one row read, where it was max(seq) over the whole log.
 CREATE OR REPLACE FUNCTION change_feed_position() RETURNS bigint

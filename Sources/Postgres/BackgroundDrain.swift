@@ -7,8 +7,9 @@ import Logging
 // prompt: the change feed's sequencer stamps what writers committed. A `BackgroundDrain` owns one
 // connection and one thread for that:
 //
-// - A drain calls the statement again and again until it answers NULL (nothing left), then reports
-//   whether any call answered a value.
+// - A drain calls the statement, which answers how many items it processed, again as long as it
+//   answers a full batch (more may be waiting). A partial batch ends the drain without one more call
+//   that would find nothing: whatever commits after that run asks for a drain of its own.
 // - `kick()` asks for a drain and returns at once; kicks while a drain is running fold into one more
 //   drain after it. A timer asks for one every `sweepInterval` too, for work nobody kicked for.
 // - `catchUp(timeout:)` waits for a drain that *started after the call* to finish, so whatever committed
@@ -19,20 +20,21 @@ import Logging
 // - A failed drain drops the connection; the next attempt reconnects after a backoff (50 ms doubling to
 //   2 s) while requests wait or time out.
 
-/// Runs one statement on a dedicated connection and thread until it answers NULL, whenever kicked, when
-/// a caller wants to catch up, and on a timer.
+/// Runs one statement on a dedicated connection and thread until it processes less than a full batch,
+/// whenever kicked, when a caller wants to catch up, and on a timer.
 public final class BackgroundDrain: Sendable {
     private let core: DrainCore
 
     /// - Parameters:
-    ///   - statement: answers one row whose first column is NULL when there is nothing left to do.
-    ///   - announcement: a script run on the same connection after a drain in which some call answered
-    ///     non-NULL, e.g. a NOTIFY; nil for none.
+    ///   - statement: answers one row whose first column is how many items it processed, at most `batchSize`.
+    ///   - announcement: a script run on the same connection after a drain that processed something,
+    ///     e.g. a NOTIFY; nil for none.
     ///   - onProgress: called on the drain's thread after such a drain, once the announcement ran.
-    public init(url: String, statement: Query, announcement: String? = nil, name: String,
+    public init(url: String, statement: Query, batchSize: Int, announcement: String? = nil, name: String,
                 sweepInterval: Duration = .seconds(1), statementTimeout: Duration = .seconds(10), logger: Logger,
                 onProgress: @escaping @Sendable () -> Void = {}) {
-        core = DrainCore(url: url, statement: statement, announcement: announcement, sweepInterval: sweepInterval,
+        core = DrainCore(url: url, statement: statement, batchSize: batchSize, announcement: announcement,
+                         sweepInterval: sweepInterval,
                          statementTimeout: statementTimeout, logger: logger, onProgress: onProgress)
         let thread = Thread { [core] in core.run() }
         thread.name = name

@@ -7,6 +7,7 @@ import Logging
 final class DrainCore: @unchecked Sendable {
     private let url: String
     private let statement: Query
+    private let batchSize: Int
     private let announcement: String?
     private let sweepInterval: Duration
     private let statementTimeout: Duration
@@ -38,10 +39,11 @@ final class DrainCore: @unchecked Sendable {
     private static let initialRetryDelay = Duration.milliseconds(50)
     private static let maximumRetryDelay = Duration.seconds(2)
 
-    init(url: String, statement: Query, announcement: String?, sweepInterval: Duration, statementTimeout: Duration,
-         logger: Logger, onProgress: @escaping @Sendable () -> Void) {
+    init(url: String, statement: Query, batchSize: Int, announcement: String?, sweepInterval: Duration,
+         statementTimeout: Duration, logger: Logger, onProgress: @escaping @Sendable () -> Void) {
         self.url = url
         self.statement = statement
+        self.batchSize = batchSize
         self.announcement = announcement
         self.sweepInterval = sweepInterval
         self.statementTimeout = statementTimeout
@@ -131,13 +133,16 @@ final class DrainCore: @unchecked Sendable {
         connection = nil
     }
 
-    /// Calls the statement until it answers NULL; false when the connection or a statement failed.
+    /// Calls the statement until it processes less than a full batch; false when the connection or a
+    /// statement failed.
     private func drain() -> Bool {
         do {
             let connection = try openConnection()
             var hasProgressed = false
-            while try Self.answersValue(connection.query(statement)) {
-                hasProgressed = true
+            var processed = batchSize
+            while processed >= batchSize {
+                processed = try connection.query(statement)[0].decode(Int.self, at: 0)
+                if processed > 0 { hasProgressed = true }
             }
             if hasProgressed {
                 if let announcement { try connection.execute(script: announcement) }
@@ -158,10 +163,6 @@ final class DrainCore: @unchecked Sendable {
             retryDelay = min(retryDelay * 2, Self.maximumRetryDelay)
             return false
         }
-    }
-
-    private static func answersValue(_ result: QueryResult) -> Bool {
-        result.count > 0 && result[0].column(0) != nil
     }
 
     private func openConnection() throws -> Connection {

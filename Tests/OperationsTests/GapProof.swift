@@ -133,7 +133,7 @@ final class GapProof: Sendable {
             defer { connection.close() }
             var runs = 0
             while !writersDone.withLock({ $0 }) {
-                if try connection.query("SELECT advance_change_feed(7)")[0].column(0) != nil {
+                if try connection.query("SELECT advance_change_feed(7)")[0].decode(Int.self, at: 0) > 0 {
                     runs += 1
                 } else {
                     usleep(1_000)

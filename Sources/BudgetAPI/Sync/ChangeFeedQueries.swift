@@ -61,8 +61,11 @@ enum ChangeFeedQueries {
     /// body has no FROM, so calling that one planned its SELECT afresh on every read.
     static let position = "(SELECT last_seq FROM change_feed_state)"
 
-    /// One sequencer run (migrations/0011): answers the new position, or NULL when nothing was left to stamp.
-    static let advance: Query = "SELECT advance_change_feed(1000)"
+    /// How many changes one sequencer run stamps at most.
+    static let batchLimit = 1000
+
+    /// One sequencer run (migrations/0011): answers how many changes it stamped.
+    static let advance: Query = "SELECT advance_change_feed(\(batchLimit))"
 
     /// Wakes long-polls in every server process after a batch, with the position as payload. In a
     /// transaction of its own that does not wait for a WAL flush: PostgreSQL holds a cluster-wide lock

@@ -27,7 +27,7 @@ struct SyncRoutes: Sendable {
         self.notifications = notifications
         // Stamped here means long-polls of this process may look again at once, before the NOTIFY arrives.
         sequencer = BackgroundDrain(
-            url: database.pool.configuration.url, statement: ChangeFeedQueries.advance,
+            url: database.pool.configuration.url, statement: ChangeFeedQueries.advance, batchSize: ChangeFeedQueries.batchLimit,
             announcement: ChangeFeedQueries.announcement, name: "change-sequencer",
             logger: logger, onProgress: { notifications.signal() })
     }
