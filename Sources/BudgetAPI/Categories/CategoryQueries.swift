@@ -2,7 +2,7 @@ import Postgres
 
 /// The SQL behind the category routes; the only place that knows categories' column names.
 enum CategoryQueries {
-    /// A category row `c` with its balance `b` as plain columns, in the JSON's member order (SPEC §2).
+    /// A category row `c` with its balance `b` as plain columns, in the JSON's member order (README, "A walk through with curl").
     static let record = PlainRecord([
         ("id", "c.id", .number),
         ("title", "c.title", .string),

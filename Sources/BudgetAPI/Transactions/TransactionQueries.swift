@@ -2,7 +2,7 @@ import Postgres
 
 /// The SQL behind the transaction routes; the only place that knows transactions' column names.
 enum TransactionQueries {
-    /// A transaction row `t` as plain columns, in the JSON's member order (SPEC §2).
+    /// A transaction row `t` as plain columns, in the JSON's member order (README, "A walk through with curl").
     static let record = PlainRecord([
         ("id", "t.id", .number),
         ("categoryId", "t.category_id", .number),
