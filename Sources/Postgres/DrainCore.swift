@@ -145,8 +145,9 @@ final class DrainCore: @unchecked Sendable {
                 if processed > 0 { hasProgressed = true }
             }
             if hasProgressed {
+                // This process's waiters learn of the progress even when the announcement fails.
+                defer { onProgress() }
                 if let announcement { try connection.execute(script: announcement) }
-                onProgress()
             }
             retryDelay = Self.initialRetryDelay
             if hasReportedFailure { logger.info("background drain restored") }
