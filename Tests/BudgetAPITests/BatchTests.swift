@@ -60,7 +60,10 @@ private func jsonEscaped(_ text: String) -> String {
             #expect(results[0].resultHeader("Location") == "/categories/500")
             #expect(results[0].resultHeader("Content-Type") == nil)
             #expect(results[0].resultBody["id"] as? Int == 500)
-            #expect(results[1].resultHeader("Location") == "/transactions/1")
+            // Not necessarily 1: a batch runs again when the change feed's sequencer stamped the record it
+            // deletes after the batch's snapshot began (docs/change-feed.md), and sequences do not roll back.
+            let milkID = results[1].resultBody["id"] as? Int ?? -1
+            #expect(results[1].resultHeader("Location") == "/transactions/\(milkID)")
             #expect(results[1].resultBody["categoryId"] as? Int == 500)
             #expect(results[1].resultBody["title"] as? String == "Milk")
             #expect(results[2].resultBody["amount"] as? Double == 250)
@@ -70,7 +73,7 @@ private func jsonEscaped(_ text: String) -> String {
             #expect(results[3].resultBody["title"] as? String == "Old")
 
             #expect(try await app.scalar("SELECT string_agg(id || ' ' || title || ' ' || amount || ' v' || version, ',') FROM categories") == "500 Groceries 250.00 v2")
-            #expect(try await app.scalar("SELECT string_agg(id || ' ' || category_id || ' ' || title, ',') FROM transactions") == "1 500 Milk")
+            #expect(try await app.scalar("SELECT string_agg(id || ' ' || category_id || ' ' || title, ',') FROM transactions") == "\(milkID) 500 Milk")
             let category = try await app.request("GET", "/categories/500")
             #expect(category.text.contains(#""amount":250.00,"spent":3.49"#), "\(category.text)")
             // The ETag an operation answered is the one a GET gives now (nothing changed the record since).
@@ -178,7 +181,7 @@ private func jsonEscaped(_ text: String) -> String {
                 "POST", "/categories/7/transactions", json: #"{"title":"Tea","amount":2}"#, headers: [("Idempotency-Key", "op-transaction")])
             #expect(alone.status == 201, "\(alone.text)")
             #expect(alone.header("Idempotent-Replayed") == "true")
-            #expect(alone.header("Location") == "/transactions/1")
+            #expect(alone.header("Location") == first.batchResults[1].resultHeader("Location"))
             #expect(sameJSON(try? alone.json(), first.batchResults[1]["body"]))
             #expect(try await app.rowCount(of: "transactions") == 1)
             // And the key of another request is refused as it would be for the header.
