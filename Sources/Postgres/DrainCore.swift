@@ -29,6 +29,13 @@ final class DrainCore: @unchecked Sendable {
     private struct Waiter {
         let ticket: UInt64
         let continuation: CheckedContinuation<Bool, Never>
+        /// Ends the wait at its deadline; cancelled when a drain ends it first, so no timer outlives its wait.
+        var timer: Task<Void, Never>?
+
+        func resume(returning value: Bool) {
+            timer?.cancel()
+            continuation.resume(returning: value)
+        }
     }
 
     // Only the drain's thread touches these.
@@ -83,12 +90,16 @@ final class DrainCore: @unchecked Sendable {
         }
         // The thread may be stuck in a statement, so the deadline is kept by a task of its own. Whoever
         // removes the waiter under the lock resumes it, so it is resumed exactly once.
-        Task { [weak self] in
-            try? await Task.sleep(until: deadline)
-            guard let self else { return }
+        let timer = Task { [weak self] in
+            guard (try? await Task.sleep(until: deadline)) != nil, let self else { return }
             let expired = self.condition.withLock { self.waiters.removeValue(forKey: id) }
-            expired?.continuation.resume(returning: false)
+            expired?.resume(returning: false)
         }
+        let isWaiting = condition.withLock {
+            waiters[id]?.timer = timer
+            return waiters[id] != nil
+        }
+        if !isWaiting { timer.cancel() }
     }
 
     func stop() {
@@ -98,7 +109,7 @@ final class DrainCore: @unchecked Sendable {
             defer { waiters.removeAll() }
             return Array(waiters.values)
         }
-        for waiter in abandoned { waiter.continuation.resume(returning: false) }
+        for waiter in abandoned { waiter.resume(returning: false) }
     }
 
     /// The thread's loop: sleep until a request, the sweep or a retry is due, then drain.
@@ -182,7 +193,7 @@ final class DrainCore: @unchecked Sendable {
             for id in ready.keys { waiters.removeValue(forKey: id) }
             return Array(ready.values)
         }
-        for waiter in done { waiter.continuation.resume(returning: true) }
+        for waiter in done { waiter.resume(returning: true) }
     }
 
     private static func seconds(_ duration: Duration) -> TimeInterval {

@@ -35,8 +35,8 @@ extension ListPlan {
     /// header columns of `selectPage` (total, change feed position, `ownerExists`), then `columns`, then the
     /// sort keys. An empty page answers one row whose record columns are NULL, so the header still arrives.
     ///
-    /// The header is a MATERIALIZED CTE so that it is computed once: as a subquery PostgreSQL pulled it up and
-    /// called `change_feed_position()` for every row (`EXPLAIN VERBOSE`).
+    /// The header is a MATERIALIZED CTE so that the count and the owner check run once, whatever the planner
+    /// makes of the join. The rows are sorted again outside the join: PostgreSQL promises no order otherwise.
     func selectRows(columns: String, from source: String, scope: Query, tieBreak: String, ownerExists: Query = "TRUE") -> Query {
         let page = PageParts(self, from: source, scope: scope, tieBreak: tieBreak)
         return """

@@ -33,7 +33,7 @@ struct SnapshotJSON: Sendable {
 }
 
 extension SnapshotJSON {
-    /// `query`, whose one column is JSON, selected with the feed position (`ChangeFeedQueries.position`) from the same snapshot.
+    /// `query`, whose one column is JSON, selected with the feed position from the same snapshot.
     static func statement(_ query: Query) -> Query {
         "SELECT snapshot.json, \(unsafeSQL: ChangeFeedQueries.position) FROM (\(query)) AS snapshot(json)"
     }
@@ -54,7 +54,7 @@ enum RecordRead: Sendable {
 }
 
 extension SnapshotJSON {
-    /// `read`'s query with the feed position (`ChangeFeedQueries.position`) from the same snapshot: last for rendered JSON (see
+    /// `read`'s query with the feed position from the same snapshot: last for rendered JSON (see
     /// `statement(_:)`), first for plain columns, which follow it.
     static func statement(_ read: RecordRead) -> Query {
         switch read {
@@ -75,8 +75,8 @@ extension SnapshotJSON {
 }
 
 extension Connection {
-    /// The first column of the first row `query` selects, with the feed position (`ChangeFeedQueries.position`) from the same
-    /// snapshot; nil when the query selects no row.
+    /// The first column of the first row `query` selects, with the feed position from the same snapshot;
+    /// nil when the query selects no row.
     func snapshotJSON(_ query: Query) throws -> SnapshotJSON? {
         try SnapshotJSON(self.query(SnapshotJSON.statement(query)))
     }
