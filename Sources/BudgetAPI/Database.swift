@@ -1,44 +1,56 @@
 import Postgres
 
-/// The budget API's view of PostgreSQL: run a query and take its rows.
+/// One request's session with PostgreSQL: where its statements run, passed to every handler explicitly.
 ///
 /// Typed records arrive as plain columns that `PlainRecord` writes as JSON straight from libpq's buffers;
 /// generic documents, `_embed`/`_expand` and the change feed arrive as JSON text that PostgreSQL rendered,
 /// passed through without decoding. Either way `numeric(14,2)` keeps its two decimals.
 ///
-/// Every query of the API goes through `run`, so that `withinTransaction` can put all the database work of
-/// a request (its handler included, however many queries it makes) into one transaction on one connection:
-/// that is how an idempotency key is stored atomically with the write it protects, and how a batch is
-/// all-or-nothing, without the handlers knowing.
+/// A request starts on its event loop's session (`LoopConnections`: single statements without a thread
+/// hop, everything else on the pool). `withinTransaction` hands its body a session on one reserved
+/// connection inside one transaction, and whatever the body passes that session to (a route's handler, the
+/// operations of a batch) runs in that transaction: that is how an idempotency key is stored atomically
+/// with the write it protects, and how a batch is all-or-nothing. docs/architecture.md shows the path.
 struct Database: Sendable {
     let pool: ConnectionPool
-
-    /// The connection the current task's request holds for its transaction, if any (see `withinTransaction`).
-    @TaskLocal static var reserved: ReservedConnection?
+    /// Where this session's statements run: a loop's connections, the pool, or the open transaction.
+    private let runner: any StatementRunner
+    /// The connection holding this session's transaction open; nil outside one.
+    private let reserved: ReservedConnection?
 
     /// How many times a transaction that lost a race to a concurrent write is run again before giving up.
     static let concurrentWriteAttempts = 3
 
-    /// Runs `body` on the request's reserved connection if it holds one, else on any pooled connection.
+    /// A session outside any transaction whose single statements go to `runner` (by default, the pool).
+    init(pool: ConnectionPool, runner: (any StatementRunner)? = nil) {
+        self.pool = pool
+        self.runner = runner ?? pool
+        reserved = nil
+    }
+
+    private init(pool: ConnectionPool, reserved: ReservedConnection) {
+        self.pool = pool
+        runner = reserved
+        self.reserved = reserved
+    }
+
+    /// Runs `body` on this session's connection: the transaction's, or else a pooled one.
     func run<T: Sendable>(_ body: @escaping @Sendable (Connection) throws -> T) async throws -> T {
-        if let reserved = Self.reserved { return try await reserved.run(body) }
-        return try await pool.withConnection(body)
+        try await runner.withConnection(body)
     }
 
-    /// Runs one statement: on the request's reserved connection if it holds one, else outside any
-    /// transaction on the event loop's own connections (`ConnectionPool.query`), without a thread hop.
+    /// Runs one statement in this session: in its transaction, or else on the event loop's own connections.
     func query(_ query: Query) async throws -> QueryResult {
-        if let reserved = Self.reserved { return try await reserved.run { connection in try connection.query(query) } }
-        return try await pool.query(query)
+        try await runner.query(query)
     }
 
-    /// Runs `body` in one database transaction (a savepoint inside a reserved one): all of it or none of it.
+    /// Runs `body` in one database transaction (a savepoint inside this session's): all of it or none of it.
     func transaction<T: Sendable>(_ body: @escaping @Sendable (Connection) throws -> T) async throws -> T {
         try await run { connection in try connection.transaction(body) }
     }
 
-    /// Runs `body` with every query it causes, through `run`, in one REPEATABLE READ transaction on one
-    /// connection, committed only when `shouldCommit` accepts the result; nested calls become savepoints.
+    /// Runs `body` with a session in one REPEATABLE READ transaction on one connection (a savepoint when this
+    /// session is in one already), committed only when `shouldCommit` accepts the result.
     ///
     /// REPEATABLE READ makes a write fail (40001) rather than overwrite a row that changed after this
     /// transaction's snapshot, so a precondition checked here still holds when the write lands. The
@@ -46,17 +58,17 @@ struct Database: Sendable {
     /// committed, so the retry is as if the request had arrived a moment later.
     func withinTransaction<T: Sendable>(
         commitIf shouldCommit: @escaping (T) -> Bool,
-        _ body: () async throws -> T
+        _ body: (Database) async throws -> T
     ) async throws -> T {
-        if let reserved = Self.reserved {
-            return try await reserved.transaction(commitIf: shouldCommit, body)
+        if let reserved {
+            return try await reserved.transaction(commitIf: shouldCommit) { try await body(self) }
         }
         var attempt = 1
         while true {
             do {
                 return try await pool.withReservedConnection { reserved in
-                    try await Self.$reserved.withValue(reserved) {
-                        try await reserved.transaction(isolation: .repeatableRead, commitIf: shouldCommit, body)
+                    try await reserved.transaction(isolation: .repeatableRead, commitIf: shouldCommit) {
+                        try await body(Database(pool: pool, reserved: reserved))
                     }
                 }
             } catch let error where Self.isConcurrentWrite(error) && attempt < Self.concurrentWriteAttempts {

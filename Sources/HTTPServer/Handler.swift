@@ -1,14 +1,17 @@
-/// Anything that answers a request: the router, every middleware chain, a single closure.
+/// Anything that answers a request: a `RequestPipeline`, a router of `Void` context, a middleware chain.
 ///
-/// A handler may throw: a `ProblemConvertible` error becomes its problem answer, anything else
-/// a bare 500 logged with the request id. Framing faults never reach a handler.
+/// A handler may throw: a `ProblemConvertible` error becomes its problem answer, anything else a bare 500
+/// logged with the request id (`Problem.answer(to:for:logger:)`). Framing faults never reach a handler.
 public protocol Handler: Sendable {
     func respond(to request: Request) async throws -> Response
 }
 
 /// A step around a handler that may change the request, the response, or answer by itself.
+///
+/// `next` is not escaping: a middleware calls it at most once, before it returns, so composing steps
+/// allocates nothing per request.
 public protocol Middleware: Sendable {
-    func respond(to request: Request, next: any Handler) async throws -> Response
+    func respond(to request: Request, next: (Request) async throws -> Response) async throws -> Response
 }
 
 extension Handler {
@@ -25,6 +28,13 @@ private struct MiddlewareHandler: Handler {
     let next: any Handler
 
     func respond(to request: Request) async throws -> Response {
-        try await middleware.respond(to: request, next: next)
+        try await middleware.respond(to: request, next: next.respond)
+    }
+}
+
+extension Middleware {
+    /// A route handler behind this middleware; the context passes through untouched.
+    public func wrapping<Context>(_ body: @escaping Router<Context>.Body) -> Router<Context>.Body {
+        { request, context in try await respond(to: request) { request in try await body(request, context) } }
     }
 }

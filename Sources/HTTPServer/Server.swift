@@ -13,16 +13,20 @@ public final class Server: Sendable {
     }
 
     private let configuration: ServerConfiguration
-    private let responder: Responder
     private let logger: Logger
-    private let loopSetup: LoopSetup?
+    private let loopSetup: LoopSetup
     private let running = Mutex<Running?>(nil)
 
-    /// `loopSetup` runs on each event loop's thread as it starts (see `LoopSetup`).
-    public init(configuration: ServerConfiguration, handler: any Handler, logger: Logger, loopSetup: LoopSetup? = nil) {
-        self.loopSetup = loopSetup
+    /// A server whose every event loop serves `handler`.
+    public convenience init(configuration: ServerConfiguration, handler: any Handler, logger: Logger) {
+        self.init(configuration: configuration, logger: logger) { _ in LoopHandler(handler: handler) }
+    }
+
+    /// A server whose event loops each serve the handler `handlerForLoop` makes on that loop's thread as it
+    /// starts, so the handler can hold what belongs to its loop (database connections driven by its epoll).
+    public init(configuration: ServerConfiguration, logger: Logger, handlerForLoop: @escaping LoopSetup) {
+        self.loopSetup = handlerForLoop
         self.configuration = configuration
-        self.responder = Responder(handler: handler, logger: logger)
         self.logger = logger
     }
 
@@ -36,9 +40,7 @@ public final class Server: Sendable {
                 let port = try listener.localAddress().port
                 let group = LoopGroup()
                 let loops = try (0..<max(1, configuration.eventLoopCount)).map { _ in
-                    try EventLoop(
-                        listener: listener, responder: responder, limits: configuration.limits,
-                        group: group, setup: loopSetup, logger: logger)
+                    try EventLoop(listener: listener, limits: configuration.limits, group: group, setup: loopSetup, logger: logger)
                 }
                 group.join(loops)
                 loops.forEach { $0.start() }

@@ -1,5 +1,4 @@
 import CLibPQ
-import DequeModule
 import Glibc
 
 /// One libpq connection: runs queries as cached prepared statements with text-format parameters.
@@ -10,13 +9,7 @@ import Glibc
 public final class Connection {
     /// The libpq handle; nil once closed. Always released with `PQfinish`.
     private(set) var handle: OpaquePointer?
-    /// Prepared statement names by SQL text, so each text is prepared once per connection.
-    private var statementNames: [String: String] = [:]
-    /// SQL texts in preparation order, for evicting the oldest when the cache is full.
-    private var preparedOrder: Deque<String> = []
-    private var nextStatementNumber = 0
-    /// Bounds server memory when query builders produce many distinct texts.
-    private static let statementCacheCapacity = 256
+    private var statements = StatementCache()
 
     private init(handle: OpaquePointer) {
         self.handle = handle
@@ -50,15 +43,17 @@ public final class Connection {
 
     /// Runs `query` as a prepared statement (prepared on first use of its SQL text) and returns its rows.
     ///
-    /// When the schema changed under a cached statement ("cached plan must not change result type") or
-    /// the statement vanished (`DISCARD ALL`), it is prepared afresh and, outside a transaction, retried once.
+    /// A cached statement that went stale (`StatementCache.isStale`) is prepared afresh and, outside a
+    /// transaction, run once more; inside one the error stands, since the transaction has failed anyway.
     @discardableResult
     public func query(_ query: Query) throws -> QueryResult {
         let sql = query.sql
         do {
             return try run(query, sql: sql)
-        } catch let error as PostgresError where error.sqlState == .featureNotSupported || error.sqlState == .invalidStatementName {
-            forgetStatement(sql)
+        } catch let error as PostgresError where StatementCache.isStale(error) {
+            if let name = statements.forget(sql), let handle, !isTransactionFailed {
+                PQclear(PQexec(handle, "DEALLOCATE \(name)"))
+            }
             guard !isInTransaction else { throw error }
             return try run(query, sql: sql)
         }
@@ -66,9 +61,17 @@ public final class Connection {
 
     private func run(_ query: Query, sql: String) throws -> QueryResult {
         let handle = try openHandle()
-        let name = try preparedStatementName(for: sql, parameterCount: query.bindings.count, handle: handle)
+        let plan = statements.plan(for: sql)
+        if case .prepare(let name) = plan {
+            // Parameter types are left to the server to infer (nil), as with untyped literals.
+            try check(PQprepare(handle, name, sql, Int32(query.bindings.count), nil), sql: sql)
+            statements.prepared(sql, as: name)
+        }
         let result = LibPQ.withBindings(query) { count, values in
-            PQexecPrepared(handle, name, count, values, nil, nil, 0)
+            switch plan {
+            case .execute(let name), .prepare(let name): PQexecPrepared(handle, name, count, values, nil, nil, 0)
+            case .unprepared: PQexecParams(handle, sql, count, nil, values, nil, nil, 0)
+            }
         }
         return try check(result, sql: sql)
     }
@@ -120,36 +123,12 @@ public final class Connection {
     public func close() {
         if let handle { PQfinish(handle) }
         handle = nil
-        statementNames.removeAll()
-        preparedOrder.removeAll()
-    }
-
-    /// Drops `sql` from the cache so its next use prepares it again under a new name.
-    private func forgetStatement(_ sql: String) {
-        guard let name = statementNames.removeValue(forKey: sql) else { return }
-        preparedOrder.removeAll { $0 == sql }
-        if let handle, !isTransactionFailed { PQclear(PQexec(handle, "DEALLOCATE \(name)")) }
+        statements.removeAll()
     }
 
     private func openHandle() throws -> OpaquePointer {
         guard let handle else { throw PostgresError(kind: .connectionLost, message: "connection is closed") }
         return handle
-    }
-
-    private func preparedStatementName(for sql: String, parameterCount: Int, handle: OpaquePointer) throws -> String {
-        if let name = statementNames[sql] { return name }
-        if preparedOrder.count >= Self.statementCacheCapacity, let oldest = preparedOrder.popFirst(),
-           let oldName = statementNames.removeValue(forKey: oldest) {
-            // Names are never reused, so a DEALLOCATE that fails (aborted transaction) only leaks until close.
-            PQclear(PQexec(handle, "DEALLOCATE \(oldName)"))
-        }
-        nextStatementNumber += 1
-        let name = "budget_\(nextStatementNumber)"
-        // Parameter types are left to the server to infer (nil), as with untyped literals.
-        try check(PQprepare(handle, name, sql, Int32(parameterCount), nil), sql: sql)
-        statementNames[sql] = name
-        preparedOrder.append(sql)
-        return name
     }
 
     /// Wraps a finished `PGresult`, or turns a failed one into a `PostgresError` (freeing it either way).

@@ -1,4 +1,3 @@
-import DequeModule
 import Foundation
 import Logging
 
@@ -48,11 +47,6 @@ public final class ConnectionPool: Sendable {
                 run: { connection in continuation.resume(with: Result { try body(connection) }) },
                 fail: { error in continuation.resume(throwing: error) }))
         }
-    }
-
-    /// Runs `body` in a transaction on a pooled connection: COMMIT on return, ROLLBACK on any error.
-    public func withTransaction<T: Sendable>(_ body: @escaping @Sendable (Connection) throws -> T) async throws -> T {
-        try await withConnection { connection in try connection.transaction(body) }
     }
 
     /// Lets running jobs finish, fails waiting ones with `.poolClosed`, and closes every connection.

@@ -45,10 +45,7 @@ final class LoopConnection {
     private var step: Step?
     /// The result kept while a step's results arrive: the first error, or else the latest.
     private var pendingResult: OpaquePointer?
-    private var statementNames: [String: String] = [:]
-    private var nextStatementNumber = 0
-    /// Texts beyond this many run unprepared rather than evicting (an eviction would cost a round trip).
-    static let statementCacheCapacity = 256
+    private var statements = StatementCache()
 
     init(reactor: any Reactor, configuration: PoolConfiguration) {
         self.reactor = reactor
@@ -141,15 +138,14 @@ final class LoopConnection {
         guard let handle else { return statement.completion(.failure(Self.closedError)) }
         state = .busy
         let sent: Int32
-        if let name = statementNames[statement.sql] {
+        switch statements.plan(for: statement.sql) {
+        case .execute(let name):
             sent = sendExecute(statement, name: name, handle: handle)
-        } else if statementNames.count < Self.statementCacheCapacity {
-            nextStatementNumber += 1
-            let name = "budget_\(nextStatementNumber)"
+        case .prepare(let name):
             step = .preparing(statement, name: name)
             // Parameter types are left to the server to infer (nil), as with untyped literals.
             sent = PQsendPrepare(handle, name, statement.sql, Int32(statement.query.bindings.count), nil)
-        } else {
+        case .unprepared:
             step = .executing(statement, name: nil)
             sent = LibPQ.withBindings(statement.query) { count, values in
                 PQsendQueryParams(handle, statement.sql, count, nil, values, nil, nil, 0)
@@ -210,7 +206,7 @@ final class LoopConnection {
                 return complete(statement, with: .failure(failure(result, sql: statement.sql)))
             }
             PQclear(result)
-            statementNames[statement.sql] = name
+            statements.prepared(statement.sql, as: name)
             guard sendExecute(statement, name: name, handle: handle) == 1 else {
                 return breakConnection(kind: .connectionLost)
             }
@@ -220,10 +216,9 @@ final class LoopConnection {
                 return complete(statement, with: .success(QueryResult(taking: result)))
             }
             let error = failure(result, sql: statement.sql)
-            // The schema changed under the cached statement, or it vanished: prepare it afresh, once.
-            if name != nil, !statement.isRetry,
-               error.sqlState == .featureNotSupported || error.sqlState == .invalidStatementName {
-                statementNames[statement.sql] = nil
+            // The cached statement went stale: prepare it afresh, once.
+            if name != nil, !statement.isRetry, StatementCache.isStale(error) {
+                statements.forget(statement.sql)
                 var retry = statement
                 retry.isRetry = true
                 state = .idle
@@ -269,7 +264,7 @@ final class LoopConnection {
         pendingResult = nil
         if let handle { PQfinish(handle) }
         handle = nil
-        statementNames = [:]
+        statements.removeAll()
         state = .broken
         if let step {
             self.step = nil

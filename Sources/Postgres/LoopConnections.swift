@@ -14,23 +14,29 @@ import Glibc
 /// sockets, and the waiting task resumes on that thread: no hand-off at all.
 ///
 /// The blocking pool stays the backbone: transactions, notifications and everything that holds a
-/// connection across statements use it, and so does a statement here whenever no loop connection is up
-/// (the database is down) or too many are waiting, so outages answer exactly as the pool does.
+/// connection across statements use it (`withConnection` goes straight there), and so does a statement
+/// here whenever no loop connection is up (the database is down) or too many are waiting, so outages
+/// answer exactly as the pool does.
 /// Connections open one at a time as concurrent statements need them and, once broken, again on a later
 /// statement after `reconnectDelay`;
 /// connecting never blocks the loop (`PQconnectStartParams`).
-public final class LoopConnections {
+///
+/// Whoever builds a loop's handlers makes one on that loop's thread and passes it to them as their
+/// `StatementRunner`. `@unchecked Sendable` invariant: the connections and the queue are touched only on the
+/// thread that made this object (the reactor's); `query` called from any other thread goes to the pool.
+public final class LoopConnections: StatementRunner, @unchecked Sendable {
     /// Statements queued here at most before further ones go to the pool.
     static let maxWaiting = 512
     static let reconnectDelay: Duration = .seconds(1)
 
     let pool: ConnectionPool
+    private let thread = pthread_self()
     private var connections: [LoopConnection] = []
     private var waiting: Deque<LoopStatement> = []
 
     /// Up to `count` connections on `reactor`, each opened by a statement that finds none free (a server
     /// that never runs one holds none); call on the reactor's thread.
-    init(reactor: any Reactor, pool: ConnectionPool, count: Int) {
+    public init(reactor: any Reactor, pool: ConnectionPool, count: Int) {
         self.pool = pool
         connections = (0..<count).map { _ in LoopConnection(reactor: reactor, configuration: pool.configuration) }
         for connection in connections {
@@ -40,9 +46,11 @@ public final class LoopConnections {
         reactor.everySecond { [weak self] now in self?.expireWaiting(now: now) }
     }
 
-    /// Runs one statement; resumes on this thread with its rows.
-    func run(_ query: Query) async throws -> QueryResult {
-        try await withCheckedThrowingContinuation { continuation in
+    /// Runs one statement outside any transaction: on this loop's connections when called on its thread (and
+    /// resumes there with the rows), else on a pooled connection.
+    public func query(_ query: Query) async throws -> QueryResult {
+        guard pthread_equal(thread, pthread_self()) != 0 else { return try await pool.query(query) }
+        return try await withCheckedThrowingContinuation { continuation in
             submit(LoopStatement(
                 query: query, sql: query.sql, completion: { continuation.resume(with: $0) }, submittedAt: .now))
         }
@@ -100,8 +108,14 @@ public final class LoopConnections {
             fail: { error in statement.completion(.failure(error)) }))
     }
 
-    /// Closes every connection; statements waiting or in flight fail with `.poolClosed`.
-    func close() {
+    /// Runs `body` on a pooled connection: blocking calls never run on the loop's thread.
+    public func withConnection<T: Sendable>(_ body: @escaping @Sendable (Connection) throws -> T) async throws -> T {
+        try await pool.withConnection(body)
+    }
+
+    /// Closes every connection, on the reactor's thread as the loop stops; statements waiting or in flight
+    /// fail with `.poolClosed`.
+    public func close() {
         let error = PostgresError(kind: .poolClosed, message: "the event loop stopped")
         for connection in connections {
             connection.onIdle = { _ in }
@@ -109,41 +123,5 @@ public final class LoopConnections {
             connection.close(because: error)
         }
         while let statement = waiting.popFirst() { statement.completion(.failure(error)) }
-    }
-}
-
-extension LoopConnections {
-    private static let threadKey: pthread_key_t = {
-        var key = pthread_key_t()
-        precondition(pthread_key_create(&key, nil) == 0, "pthread_key_create failed")
-        return key
-    }()
-
-    /// The connections attached to the calling thread's reactor, if any.
-    static var current: LoopConnections? {
-        pthread_getspecific(threadKey).map { Unmanaged<LoopConnections>.fromOpaque($0).takeUnretainedValue() }
-    }
-
-    /// Gives the calling thread's reactor `count` connections of `pool`, which `pool.query` then uses on
-    /// this thread; returns what to call on this thread when the reactor stops.
-    public static func attach(to reactor: any Reactor, pool: ConnectionPool, count: Int) -> () -> Void {
-        let connections = Unmanaged.passRetained(LoopConnections(reactor: reactor, pool: pool, count: count))
-        pthread_setspecific(threadKey, connections.toOpaque())
-        return {
-            pthread_setspecific(threadKey, nil)
-            connections.takeUnretainedValue().close()
-            connections.release()
-        }
-    }
-}
-
-extension ConnectionPool {
-    /// Runs one statement outside any transaction: on the calling event loop's own connections when this
-    /// pool attached some to it (`LoopConnections.attach`), else on a pooled connection.
-    public func query(_ query: Query) async throws -> QueryResult {
-        if let local = LoopConnections.current, local.pool === self {
-            return try await local.run(query)
-        }
-        return try await withConnection { connection in try connection.query(query) }
     }
 }

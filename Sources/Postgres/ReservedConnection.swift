@@ -15,7 +15,11 @@ import Foundation
 // afterwards rolls back any transaction the holder left open.
 
 /// One pooled connection held across several jobs; see `ConnectionPool.withReservedConnection`.
-public final class ReservedConnection: Sendable {
+///
+/// Opening a transaction or savepoint sends nothing by itself: its BEGIN (or SAVEPOINT) travels with the
+/// next job, and one that ends before any job ran sends nothing at all. So a transaction of n statements
+/// costs n + 1 hand-offs to the worker thread (the last one its COMMIT), not n + 2.
+public final class ReservedConnection: StatementRunner {
     private struct Job {
         let run: (Connection) -> Void
         let fail: (PostgresError) -> Void
@@ -24,6 +28,10 @@ public final class ReservedConnection: Sendable {
     private struct State {
         var jobs: Deque<Job> = []
         var isReleased = false
+        /// How many transactions and savepoints the holder has open, sent or not.
+        var depth = 0
+        /// Opening statements not sent yet, outermost first; the next job runs them before its body.
+        var unsent: [String] = []
     }
 
     private let condition = NSCondition()
@@ -35,12 +43,19 @@ public final class ReservedConnection: Sendable {
     /// Runs `body` on the reserved connection, on its worker thread.
     ///
     /// Throws `.poolClosed` after the reservation was released, or whatever `body` throws.
-    public func run<T: Sendable>(_ body: @escaping @Sendable (Connection) throws -> T) async throws -> T {
+    public func withConnection<T: Sendable>(_ body: @escaping @Sendable (Connection) throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
-            let job = Job(
-                run: { connection in continuation.resume(with: Result { try body(connection) }) },
-                fail: { error in continuation.resume(throwing: error) })
             condition.lock()
+            let opening = state.unsent.joined(separator: "; ")
+            state.unsent.removeAll()
+            let job = Job(
+                run: { connection in
+                    continuation.resume(with: Result {
+                        if !opening.isEmpty { try connection.execute(script: opening) }
+                        return try body(connection)
+                    })
+                },
+                fail: { error in continuation.resume(throwing: error) })
             guard !state.isReleased else {
                 condition.unlock()
                 return job.fail(PostgresError(kind: .poolClosed, message: "the reserved connection was already released"))
@@ -51,45 +66,54 @@ public final class ReservedConnection: Sendable {
         }
     }
 
+    /// Runs one statement on the reserved connection, inside whatever transaction it holds open.
+    public func query(_ query: Query) async throws -> QueryResult {
+        try await withConnection { connection in try connection.query(query) }
+    }
+
     /// Runs `body` inside a transaction on this connection, or inside a savepoint when one is already open.
     ///
-    /// `body` may await anything, including further `run` calls on this connection. The transaction (or
-    /// savepoint) commits when `body` returns a value that `shouldCommit` accepts, and rolls back when it
-    /// returns any other value or throws, so a caller can keep an answer it must not persist (an error
-    /// response, say) without turning it into an exception.
+    /// `body` may await anything, including further jobs on this connection. The transaction (or savepoint)
+    /// commits when `body` returns a value that `shouldCommit` accepts, and rolls back when it returns any
+    /// other value or throws, so a caller can keep an answer it must not persist (an error response, say)
+    /// without turning it into an exception.
     public func transaction<T: Sendable>(
         isolation: IsolationLevel = .readCommitted,
         commitIf shouldCommit: (T) -> Bool = { _ in true },
         _ body: () async throws -> T
     ) async throws -> T {
-        let isNested = try await run { $0.isInTransaction }
-        // Same-named savepoints stack in PostgreSQL, as in `Connection.transaction`.
-        let savepoint = "budget_savepoint"
-        let begin = isNested ? "SAVEPOINT \(savepoint)" : "BEGIN ISOLATION LEVEL \(isolation.sql)"
-        try await run { try $0.execute(script: begin) }
+        let scope = condition.withLock {
+            let scope = TransactionScope(isNested: state.depth > 0, isolation: isolation)
+            state.depth += 1
+            state.unsent.append(scope.begin)
+            return scope
+        }
         let value: T
         do {
             value = try await body()
         } catch {
             // The original error matters more than a rollback that fails on a broken connection.
-            _ = try? await run { try $0.execute(script: isNested ? "ROLLBACK TO SAVEPOINT \(savepoint)" : "ROLLBACK") }
+            _ = try? await close(scope, committing: false)
             throw error
         }
-        let commits = shouldCommit(value)
-        let end = switch (isNested, commits) {
-        case (false, true): "COMMIT"
-        case (false, false): "ROLLBACK"
-        case (true, true): "RELEASE SAVEPOINT \(savepoint)"
-        case (true, false): "ROLLBACK TO SAVEPOINT \(savepoint)"
-        }
-        try await run { connection in
-            // COMMIT of a failed transaction silently rolls back; a body that swallowed an error must not look committed.
-            if commits && connection.isTransactionFailed {
-                throw PostgresError(kind: .server, message: "transaction failed inside its body; rolled back")
-            }
-            try connection.execute(script: end)
-        }
+        try await close(scope, committing: shouldCommit(value))
         return value
+    }
+
+    /// Ends `scope`: nothing to send when its opening statement was never sent, else COMMIT (or RELEASE),
+    /// refused when the transaction failed inside, or ROLLBACK.
+    private func close(_ scope: TransactionScope, committing: Bool) async throws {
+        let wasSent = condition.withLock {
+            state.depth -= 1
+            guard state.unsent.last == scope.begin else { return true }
+            state.unsent.removeLast()
+            return false
+        }
+        guard wasSent else { return }
+        try await withConnection { connection in
+            if committing { try connection.checkNotFailed() }
+            try connection.execute(script: committing ? scope.commit : scope.rollback)
+        }
     }
 
     /// Called by the pool's worker: runs the holder's jobs until `release()`.
@@ -109,21 +133,6 @@ public final class ReservedConnection: Sendable {
         condition.withLock {
             state.isReleased = true
             condition.signal()
-        }
-    }
-}
-
-/// How much a transaction sees of others committing while it runs (PostgreSQL's levels).
-public enum IsolationLevel: Sendable {
-    /// Each statement sees what was committed before it began (PostgreSQL's default).
-    case readCommitted
-    /// Every statement sees one snapshot; a write to a row someone changed since fails with 40001.
-    case repeatableRead
-
-    var sql: String {
-        switch self {
-        case .readCommitted: "READ COMMITTED"
-        case .repeatableRead: "REPEATABLE READ"
         }
     }
 }

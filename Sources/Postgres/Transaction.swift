@@ -7,22 +7,64 @@ extension Connection {
     ///
     /// `isolation` applies to an outermost transaction; a savepoint shares its transaction's snapshot rules.
     public func transaction<T>(isolation: IsolationLevel = .readCommitted, _ body: (Connection) throws -> T) throws -> T {
-        let isNested = isInTransaction
-        // PostgreSQL keeps same-named savepoints as a stack, so one name serves every depth.
-        let savepoint = "budget_savepoint"
-        try execute(script: isNested ? "SAVEPOINT \(savepoint)" : "BEGIN ISOLATION LEVEL \(isolation.sql)")
+        let scope = TransactionScope(isNested: isInTransaction, isolation: isolation)
+        try execute(script: scope.begin)
         let value: T
         do {
             value = try body(self)
-            if isTransactionFailed {
-                throw PostgresError(kind: .server, message: "transaction failed inside its body; rolled back")
-            }
+            try checkNotFailed()
         } catch {
             // The original error matters; a failing ROLLBACK on a broken connection must not replace it.
-            try? execute(script: isNested ? "ROLLBACK TO SAVEPOINT \(savepoint)" : "ROLLBACK")
+            try? execute(script: scope.rollback)
             throw error
         }
-        try execute(script: isNested ? "RELEASE SAVEPOINT \(savepoint)" : "COMMIT")
+        try execute(script: scope.commit)
         return value
+    }
+
+    /// Throws when the open transaction has failed: its COMMIT would silently roll back, and a body that
+    /// swallowed an error must not look committed.
+    func checkNotFailed() throws {
+        if isTransactionFailed {
+            throw PostgresError(kind: .server, message: "transaction failed inside its body; rolled back")
+        }
+    }
+}
+
+/// The statements that open and close one transaction, or one savepoint inside an open transaction: the
+/// text of both ways to run a transaction (`Connection.transaction`, `ReservedConnection.transaction`).
+struct TransactionScope {
+    /// PostgreSQL keeps same-named savepoints as a stack, so one name serves every depth.
+    private static let savepoint = "budget_savepoint"
+
+    let begin: String
+    let commit: String
+    let rollback: String
+
+    init(isNested: Bool, isolation: IsolationLevel) {
+        if isNested {
+            begin = "SAVEPOINT \(Self.savepoint)"
+            commit = "RELEASE SAVEPOINT \(Self.savepoint)"
+            rollback = "ROLLBACK TO SAVEPOINT \(Self.savepoint)"
+        } else {
+            begin = "BEGIN ISOLATION LEVEL \(isolation.sql)"
+            commit = "COMMIT"
+            rollback = "ROLLBACK"
+        }
+    }
+}
+
+/// How much a transaction sees of others committing while it runs (PostgreSQL's levels).
+public enum IsolationLevel: Sendable {
+    /// Each statement sees what was committed before it began (PostgreSQL's default).
+    case readCommitted
+    /// Every statement sees one snapshot; a write to a row someone changed since fails with 40001.
+    case repeatableRead
+
+    var sql: String {
+        switch self {
+        case .readCommitted: "READ COMMITTED"
+        case .repeatableRead: "REPEATABLE READ"
+        }
     }
 }

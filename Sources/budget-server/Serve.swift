@@ -96,7 +96,7 @@ struct Serve: AsyncParsableCommand {
 
         let pool = ConnectionPool(configuration: PoolConfiguration(url: location.url, size: poolSize), logger: logger)
         let service = BudgetApp.makeService(pool: pool, migrator: migrator, options: options, logger: logger)
-        let server = Server(configuration: configuration, handler: service.handler, logger: logger, loopSetup: service.loopSetup)
+        let server = Server(configuration: configuration, logger: logger, handlerForLoop: service.handlerForLoop)
         let boundPort = try server.start()
         logger.info("listening on http://\(configuration.host):\(boundPort)", metadata: [
             // Plain arithmetic: Duration.formatted loads ICU, which kept about 5 MiB resident for the life

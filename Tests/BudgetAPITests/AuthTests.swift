@@ -120,8 +120,7 @@ import TestSupport
         let service = BudgetApp.makeService(pool: pool, migrator: migrator, options: Self.options(), logger: log.logger(label: "auth-test"))
         var configuration = ServerConfiguration()
         configuration.port = 0
-        let server = Server(
-            configuration: configuration, handler: service.handler, logger: log.logger(label: "auth-test"), loopSetup: service.loopSetup)
+        let server = Server(configuration: configuration, logger: log.logger(label: "auth-test"), handlerForLoop: service.handlerForLoop)
         let port = try server.start()
         let requests: [(String, String, [(String, String)])] = [
             ("GET", "/categories", Self.bearer),
@@ -162,19 +161,19 @@ import TestSupport
         #expect(!constantTimeEquals([1, 2], [1, 2, 0]))
         #expect(!constantTimeEquals([UInt8](), [0]))
 
-        let middleware = BearerTokenMiddleware(token: Self.token)
-        #expect(middleware.matches(Self.token[...]))
-        #expect(!middleware.matches(Self.token.dropLast()))
-        #expect(!middleware.matches(""))
+        let gate = BearerTokenGate(token: Self.token)
+        #expect(gate.matches(Self.token[...]))
+        #expect(!gate.matches(Self.token.dropLast()))
+        #expect(!gate.matches(""))
     }
 
     @Test func bearerCredentialsParse() {
-        #expect(BearerTokenMiddleware.bearerToken(in: "Bearer abc") == "abc")
-        #expect(BearerTokenMiddleware.bearerToken(in: "BEARER  abc ") == "abc")
-        #expect(BearerTokenMiddleware.bearerToken(in: "Bearer") == nil)
-        #expect(BearerTokenMiddleware.bearerToken(in: "Bearer   ") == nil)
-        #expect(BearerTokenMiddleware.bearerToken(in: "Basic abc") == nil)
-        #expect(BearerTokenMiddleware.bearerToken(in: "Bearerabc") == nil)
+        #expect(BearerTokenGate.bearerToken(in: "Bearer abc") == "abc")
+        #expect(BearerTokenGate.bearerToken(in: "BEARER  abc ") == "abc")
+        #expect(BearerTokenGate.bearerToken(in: "Bearer") == nil)
+        #expect(BearerTokenGate.bearerToken(in: "Bearer   ") == nil)
+        #expect(BearerTokenGate.bearerToken(in: "Basic abc") == nil)
+        #expect(BearerTokenGate.bearerToken(in: "Bearerabc") == nil)
     }
 }
 

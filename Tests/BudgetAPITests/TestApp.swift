@@ -40,7 +40,7 @@ final class TestApp: Sendable {
         configuration.port = 0
         configuration.limits.requestTimeout = .seconds(2)
         service = BudgetApp.makeService(pool: pool, migrator: migrator, options: options, logger: Self.logger)
-        server = Server(configuration: configuration, handler: service.handler, logger: Self.logger, loopSetup: service.loopSetup)
+        server = Server(configuration: configuration, logger: Self.logger, handlerForLoop: service.handlerForLoop)
         port = try server.start()
     }
 

@@ -14,8 +14,8 @@ extension LogCapture {
 
 /// The route template reaches middleware outside the router, and the access log names it.
 @Suite struct AccessLogTests {
-    var router: Router {
-        var router = Router()
+    var router: Router<Void> {
+        var router = Router<Void>()
         router.get("/items") { _ in .text("list") }
         router.get("/items/:id") { request in .text(request.route ?? "none") }
         router.delete("/items/:id") { _ in .text("deleted") }
@@ -23,13 +23,25 @@ extension LogCapture {
         return router
     }
 
-    @Test func routeForPathIsTheTemplateWhateverTheMethod() {
-        #expect(router.route(for: "/items") == "/items")
-        #expect(router.route(for: "/items/42") == "/items/:id")
-        #expect(router.route(for: "/items/42/tags/red") == "/items/:id/tags/:tag")
-        #expect(router.route(for: "/items/42/tags") == nil)
-        #expect(router.route(for: "/nothing") == nil)
-        #expect(router.route(for: "items") == nil)
+    @Test func resolveNamesTheRouteAndCapturesParametersOnce() {
+        let expected: [(String, String?)] = [
+            ("/items", "/items"), ("/items/42", "/items/:id"), ("/items/42/tags/red", "/items/:id/tags/:tag"),
+            ("/items/42/tags", nil), ("/nothing", nil), ("items", nil),
+        ]
+        for (target, route) in expected {
+            var request = Request(method: .get, target: target)
+            let endpoint = router.resolve(&request)
+            #expect(request.route == route, "\(target)")
+            #expect(endpoint.isRouted == (route != nil), "\(target)")
+        }
+        var request = Request(method: .get, target: "/items/42/tags/red")
+        _ = router.resolve(&request)
+        #expect(request.parameters["id"] == "42")
+        #expect(request.parameters["tag"] == "red")
+        // A 405 names its path's route, though no handler takes the request.
+        var put = Request(method: .put, target: "/items/9")
+        #expect(!router.resolve(&put).isRouted)
+        #expect(put.route == "/items/:id")
     }
 
     @Test func routerTellsItsHandlerTheTemplate() async throws {
@@ -37,34 +49,29 @@ extension LogCapture {
         #expect(String(decoding: response.body, as: UTF8.self) == "/items/:id")
     }
 
-    @Test func routeMiddlewareNamesRequestsAnsweredBeforeTheRouter() async throws {
-        /// Answers by itself with the route it was told, as a CORS preflight or a 401 would.
-        struct Echo: Middleware {
-            func respond(to request: Request, next: any Handler) async throws -> Response {
-                .text(request.route ?? "none")
-            }
+    @Test func requestsAGateRefusesAreNamedByTheirRoute() async throws {
+        /// Refuses every request, as a missing token or a read-only server would, before its handler runs.
+        struct Refuse: RequestGate {
+            func check(_ request: Request) throws { throw Problem(.forbidden) }
         }
-        var router = self.router
-        router.post("/:collection") { _ in .text("created") }
-        let handler = router.wrapped(in: [RouteMiddleware(router: router, otherRoutes: ["/batch"]), Echo()])
-        let expected = [
-            ("/items/3", "/items/:id"), ("/items?x=1", "/items"), ("/posts", "/:collection"), ("/a/b/c", "none"),
-            // A path a middleware answers is its own route, though a pattern matches it too.
-            ("/batch", "/batch"),
-        ]
-        for (target, route) in expected {
-            let response = try await handler.respond(to: Request(method: .post, target: target))
-            #expect(String(decoding: response.body, as: UTF8.self) == route, "\(target)")
+        let recorder = LogCapture()
+        let pipeline = RequestPipeline(
+            router: router, context: (), gates: [Refuse()], observers: [AccessLog(logger: recorder.logger())],
+            logger: recorder.logger())
+        for target in ["/items/3", "/items?x=1", "/a/b/c"] {
+            let response = await pipeline.respond(to: Request(method: .get, target: target))
+            #expect(response.status == .forbidden, "\(target)")
         }
+        #expect(recorder.accessEvents.map { $0.metadata?["route"]?.description } == ["/items/:id", "/items", "unmatched"])
     }
 
     @Test func accessLogCarriesRouteAndFieldsAsMetadata() async throws {
         let recorder = LogCapture()
-        let router = self.router
-        let handler = router.wrapped(in: [RouteMiddleware(router: router), AccessLogMiddleware(logger: recorder.logger())])
-        _ = try await handler.respond(to: Request(method: .get, target: "/items/9?x=1", headers: ["X-Request-Id": "r-1"]))
-        _ = try? await handler.respond(to: Request(method: .get, target: "/no/such/thing", headers: ["X-Request-Id": "r-2"]))
-        _ = try? await handler.respond(to: Request(method: .put, target: "/items/9", headers: ["X-Request-Id": "r-3"]))
+        let pipeline = RequestPipeline(
+            router: router, context: (), observers: [AccessLog(logger: recorder.logger())], logger: recorder.logger())
+        _ = await pipeline.respond(to: Request(method: .get, target: "/items/9?x=1", headers: ["X-Request-Id": "r-1"]))
+        _ = await pipeline.respond(to: Request(method: .get, target: "/no/such/thing", headers: ["X-Request-Id": "r-2"]))
+        _ = await pipeline.respond(to: Request(method: .put, target: "/items/9", headers: ["X-Request-Id": "r-3"]))
 
         let events = recorder.accessEvents
         try #require(events.count == 3)
@@ -78,10 +85,10 @@ extension LogCapture {
         #expect(found.metadata?["bytes"]?.description == "10")
         #expect(Double(found.metadata?["duration_ms"]?.description ?? "") != nil)
 
-        // A 404 has no route; a 405 has its path's route. A thrown answer has no byte count.
+        // A 404 has no route; a 405 has its path's route. Both count the problem's bytes.
         #expect(events[1].metadata?["route"] == "unmatched")
         #expect(events[1].metadata?["status"]?.description == "404")
-        #expect(events[1].metadata?["bytes"] == nil)
+        #expect(Int(events[1].metadata?["bytes"]?.description ?? "") ?? 0 > 0)
         #expect(events[2].metadata?["route"] == "/items/:id")
         #expect(events[2].metadata?["status"]?.description == "405")
     }
@@ -89,8 +96,8 @@ extension LogCapture {
     @Test func accessLogOverASocketNamesTheRoute() async throws {
         let recorder = LogCapture()
         let configuration = ServerConfiguration(host: "127.0.0.1", port: 0, eventLoopCount: 1)
-        let router = makeTestRouter()
-        let handler = router.wrapped(in: [RouteMiddleware(router: router), AccessLogMiddleware(logger: recorder.logger())])
+        let handler = RequestPipeline(
+            router: makeTestRouter(), context: (), observers: [AccessLog(logger: recorder.logger())], logger: recorder.logger())
         let server = Server(configuration: configuration, handler: handler, logger: recorder.logger())
         let port = try server.start()
         do {

@@ -24,8 +24,8 @@ private final class HandlerProbe: Sendable {
 }
 
 /// `/wait` parks like a long-poll until its Task is cancelled; `/pause` works briefly and answers.
-private func makeDisconnectRouter(probe: HandlerProbe) -> Router {
-    var router = Router()
+private func makeDisconnectRouter(probe: HandlerProbe) -> Router<Void> {
+    var router = Router<Void>()
     router.get("/wait") { _ in
         probe.recordStart()
         // Bounded, so a server that never cancels fails the test instead of leaving a Task behind for good.

@@ -7,7 +7,7 @@ import Testing
 struct LoopBalanceTests {
     /// A burst of connects (a load balancer's pool, wrk's 64) used to land on whichever loop woke first.
     @Test func aBurstOfConnectionsIsSplitEvenlyAcrossTheLoops() async throws {
-        var router = Router()
+        var router = Router<Void>()
         // A handler runs on its connection's loop thread, so the thread names the loop.
         router.get("/thread") { _ in .text(String(UInt(bitPattern: Int(bitPattern: pthread_self())))) }
         try await withTestServer(handler: router) { port, _ in

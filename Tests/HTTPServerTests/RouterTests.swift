@@ -2,8 +2,8 @@
 import Testing
 
 @Suite struct RouterTests {
-    var router: Router {
-        var router = Router()
+    var router: Router<Void> {
+        var router = Router<Void>()
         router.get("/items") { _ in .text("list") }
         router.post("/items") { _ in .text("created", status: .created) }
         router.get("/items/:id") { request in .text("item \(try request.parameters.require("id", as: Int.self))") }
@@ -48,8 +48,8 @@ import Testing
     @Test func middlewareWrapsOutermostFirst() async throws {
         struct Tag: Middleware {
             let name: String
-            func respond(to request: Request, next: any Handler) async throws -> Response {
-                var response = try await next.respond(to: request)
+            func respond(to request: Request, next: (Request) async throws -> Response) async throws -> Response {
+                var response = try await next(request)
                 response.headers.add("X-Order", name)
                 return response
             }

@@ -4,9 +4,9 @@ import Logging
 import Synchronization
 
 /// A tiny application for the socket tests.
-func makeTestRouter() -> Router {
+func makeTestRouter() -> Router<Void> {
     struct Secret: Error { let password = "hunter2" }
-    var router = Router()
+    var router = Router<Void>()
     router.get("/hello") { _ in .text("hello") }
     router.post("/echo") { request in
         Response(status: .ok, headers: ["Content-Type": request.contentType ?? "application/octet-stream"], body: request.body)
@@ -29,7 +29,8 @@ func withTestServer(
     _ body: (_ port: Int, _ server: Server) async throws -> Void
 ) async throws {
     let configuration = ServerConfiguration(host: "127.0.0.1", port: 0, limits: limits, eventLoopCount: 2)
-    let handler = handler ?? makeTestRouter().wrapped(in: [AccessLogMiddleware(logger: log.logger())])
+    let handler = handler ?? RequestPipeline(
+        router: makeTestRouter(), context: (), observers: [AccessLog(logger: log.logger())], logger: log.logger())
     let server = Server(configuration: configuration, handler: handler, logger: log.logger())
     let port = try server.start()
     do {

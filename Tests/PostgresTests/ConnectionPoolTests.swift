@@ -148,13 +148,15 @@ struct ConnectionPoolTests {
         await shutDown(pool)
     }
 
-    @Test func withTransactionRollsBackOnError() async throws {
+    @Test func aTransactionOnAPooledConnectionRollsBackOnError() async throws {
         let pool = try await makePool(size: 2)
         try await pool.withConnection { try $0.execute("CREATE TABLE t (x int)") }
         await #expect(throws: PostgresError.self) {
-            try await pool.withTransaction { connection in
-                try connection.execute("INSERT INTO t VALUES (\(1))")
-                try connection.execute("SELECT 1/0")
+            try await pool.withConnection { connection in
+                try connection.transaction { connection in
+                    try connection.execute("INSERT INTO t VALUES (\(1))")
+                    try connection.execute("SELECT 1/0")
+                }
             }
         }
         #expect(try await pool.withConnection { try $0.query("SELECT count(*) FROM t")[0].decode(Int.self, at: 0) } == 0)

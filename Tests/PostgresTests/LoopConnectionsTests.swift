@@ -10,29 +10,39 @@ struct LoopConnectionsTests {
     /// on that thread, the way a request handler runs on its server loop.
     private func withLoop<T: Sendable>(
         poolSize: Int = 2, count: Int, url: String? = nil, checkoutTimeout: Duration = .seconds(30),
-        _ body: @escaping @Sendable (ConnectionPool) async throws -> T
+        _ body: @escaping @Sendable (LoopSession) async throws -> T
     ) async throws -> T {
         let resolvedURL: String
         if let url { resolvedURL = url } else { resolvedURL = try await TestDatabase.empty() }
         let pool = ConnectionPool(
             configuration: PoolConfiguration(url: resolvedURL, size: poolSize, checkoutTimeout: checkoutTimeout), logger: Logger(label: "LoopConnectionsTests"))
         let reactor = try TestReactor()
-        let detach = Detach()
         defer { reactor.stop() }
-        await Task(executorPreference: reactor) {
-            detach.run = LoopConnections.attach(to: reactor, pool: pool, count: count)
+        // Made on the reactor's thread, as a server makes each loop's connections as the loop starts.
+        let loop = await Task(executorPreference: reactor) {
+            LoopConnections(reactor: reactor, pool: pool, count: count)
         }.value
         let result = await Task(executorPreference: reactor) { () async -> Result<T, any Error> in
-            do { return .success(try await body(pool)) } catch { return .failure(error) }
+            do { return .success(try await body(LoopSession(loop: loop, pool: pool))) } catch { return .failure(error) }
         }.value
-        await Task(executorPreference: reactor) { detach.run?() }.value
+        await Task(executorPreference: reactor) { loop.close() }.value
         await pool.shutdown()
         return try result.get()
     }
 
-    /// What `LoopConnections.attach` returned; set and called on the reactor's thread only.
-    private final class Detach: @unchecked Sendable {
-        var run: (() -> Void)?
+    /// What a request handler on the loop has: the loop's connections for single statements, the pool for
+    /// the rest.
+    private struct LoopSession: Sendable {
+        let loop: LoopConnections
+        let pool: ConnectionPool
+
+        func query(_ query: Query) async throws -> QueryResult { try await loop.query(query) }
+
+        func withConnection<T: Sendable>(_ body: @escaping @Sendable (Connection) throws -> T) async throws -> T {
+            try await pool.withConnection(body)
+        }
+
+        var statistics: (size: Int, inUse: Int, waiting: Int) { pool.statistics }
     }
 
     private final class Flag: Sendable {
@@ -150,9 +160,15 @@ struct LoopConnectionsTests {
     @Test func statementsOffTheLoopThreadUseThePool() async throws {
         let url = try await TestDatabase.empty()
         let pool = ConnectionPool(configuration: PoolConfiguration(url: url, size: 1), logger: Logger(label: "LoopConnectionsTests"))
-        // No reactor attached to this (cooperative pool) thread: the statement simply runs on the pool.
-        let answer = try await pool.query("SELECT \(5)::int")[0].decode(Int.self, at: 0)
+        let reactor = try TestReactor()
+        defer { reactor.stop() }
+        let loop = await Task(executorPreference: reactor) { LoopConnections(reactor: reactor, pool: pool, count: 1) }.value
+        // Called from the cooperative pool, not the reactor's thread: the statement must not touch the loop's
+        // connections, so it runs on the pool's only connection.
+        let offLoop = try await loop.query("SELECT pg_backend_pid()")[0].decode(Int32.self, at: 0)
+        let pooled = try await pool.withConnection { try $0.query("SELECT pg_backend_pid()")[0].decode(Int32.self, at: 0) }
+        await Task(executorPreference: reactor) { loop.close() }.value
         await pool.shutdown()
-        #expect(answer == 5)
+        #expect(offLoop == pooled)
     }
 }

@@ -114,7 +114,7 @@ struct BatchRequest: Sendable {
         }
         guard !path.contains("#") else { return "must not hold a fragment" }
         let route = path.split(separator: "?", maxSplits: 1).first.map(String.init) ?? path
-        guard route != BatchMiddleware.path, !route.hasPrefix(BatchMiddleware.path + "/") else { return "a batch cannot contain a batch" }
+        guard route != BatchRoute.path, !route.hasPrefix(BatchRoute.path + "/") else { return "a batch cannot contain a batch" }
         return nil
     }
 }

@@ -7,25 +7,24 @@ import Postgres
 /// Registered after the typed routes: the router prefers literal segments, so `/categories…` stays typed
 /// and only names without routes of their own reach these patterns.
 struct CollectionRoutes: Sendable {
-    let database: Database
     /// Whether `PUT /db` may replace everything (`--allow-reset`, for client test suites).
     let allowReset: Bool
 
-    func register(in router: inout Router) {
-        WholeDatabaseRoutes(database: database, allowReset: allowReset).register(in: &router)
-        router.get("/:name") { request in try await readCollection(request) }
-        router.post("/:name") { request in try await create(request) }
-        router.put("/:name") { request in try await writeSingular(request, isMerge: false) }
-        router.patch("/:name") { request in try await writeSingular(request, isMerge: true) }
-        router.get("/:name/:id") { request in try await find(request) }
-        router.put("/:name/:id") { request in try await replace(request) }
-        router.patch("/:name/:id") { request in try await merge(request) }
-        router.delete("/:name/:id") { request in try await delete(request) }
-        NestedCollectionRoutes(database: database).register(in: &router)
+    func register(in router: inout Router<Database>) {
+        WholeDatabaseRoutes(allowReset: allowReset).register(in: &router)
+        router.get("/:name") { request, database in try await readCollection(request, database: database) }
+        router.post("/:name") { request, database in try await create(request, database: database) }
+        router.put("/:name") { request, database in try await writeSingular(request, database: database, isMerge: false) }
+        router.patch("/:name") { request, database in try await writeSingular(request, database: database, isMerge: true) }
+        router.get("/:name/:id") { request, database in try await find(request, database: database) }
+        router.put("/:name/:id") { request, database in try await replace(request, database: database) }
+        router.patch("/:name/:id") { request, database in try await merge(request, database: database) }
+        router.delete("/:name/:id") { request, database in try await delete(request, database: database) }
+        NestedCollectionRoutes().register(in: &router)
     }
 
     /// A plural collection's records in creation order, or a singular resource's object.
-    func readCollection(_ request: Request) async throws -> Response {
+    func readCollection(_ request: Request, database: Database) async throws -> Response {
         let name = try request.parameters.require("name")
         return try await database.transaction { connection in
             let store = DocumentStore(connection: connection)
@@ -38,7 +37,7 @@ struct CollectionRoutes: Sendable {
     }
 
     /// POST: creates one record or, from an array, all of them or none; on a singular resource, replaces it.
-    func create(_ request: Request) async throws -> Response {
+    func create(_ request: Request, database: Database) async throws -> Response {
         let name = try request.parameters.require("name")
         let (records, isArray) = try RequestBody.objects(request)
         return try await database.transaction { connection in
@@ -57,7 +56,7 @@ struct CollectionRoutes: Sendable {
     }
 
     /// One record, with the members `_embed` and `_expand` ask for; other list parameters are ignored here.
-    func find(_ request: Request) async throws -> Response {
+    func find(_ request: Request, database: Database) async throws -> Response {
         let (name, key) = try Self.recordPath(request)
         let asked = try ListQuery.parse(request.query.filter { $0.name == "_embed" || $0.name == "_expand" })
         return try await database.transaction { connection in
@@ -72,7 +71,7 @@ struct CollectionRoutes: Sendable {
     }
 
     /// PUT: replaces the record, or creates it under the path's id (201) so offline clients can push theirs.
-    func replace(_ request: Request) async throws -> Response {
+    func replace(_ request: Request, database: Database) async throws -> Response {
         let (name, key) = try Self.recordPath(request)
         let members = try RequestBody.object(request)
         return try await database.transaction { connection in
@@ -84,7 +83,7 @@ struct CollectionRoutes: Sendable {
     }
 
     /// PATCH: a shallow merge (application/json, or RFC 7396 merge-patch+json where null removes a member).
-    func merge(_ request: Request) async throws -> Response {
+    func merge(_ request: Request, database: Database) async throws -> Response {
         let (name, key) = try Self.recordPath(request)
         let patch = try RequestBody.object(request, accepting: [RequestBody.json, RequestBody.mergePatch])
         let nullRemoves = request.contentType == RequestBody.mergePatch
@@ -99,7 +98,7 @@ struct CollectionRoutes: Sendable {
     }
 
     /// DELETE: answers the record as it was, and deletes the records that name it (json-server 0.17).
-    func delete(_ request: Request) async throws -> Response {
+    func delete(_ request: Request, database: Database) async throws -> Response {
         let (name, key) = try Self.recordPath(request)
         return try await database.transaction { connection in
             let store = DocumentStore(connection: connection)
@@ -112,7 +111,7 @@ struct CollectionRoutes: Sendable {
     }
 
     /// PUT or PATCH on `/:name`: only a singular resource is written whole; a plural one needs a record id.
-    func writeSingular(_ request: Request, isMerge: Bool) async throws -> Response {
+    func writeSingular(_ request: Request, database: Database, isMerge: Bool) async throws -> Response {
         let name = try request.parameters.require("name")
         let accepted = isMerge ? [RequestBody.json, RequestBody.mergePatch] : [RequestBody.json]
         let members = try RequestBody.object(request, accepting: accepted)

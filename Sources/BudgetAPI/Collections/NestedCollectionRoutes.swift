@@ -6,14 +6,13 @@ import Postgres
 /// json-server links a child to its parent by `<singular parent>Id`, e.g. `/posts/1/comments` holds the
 /// comments whose `postId` is 1.
 struct NestedCollectionRoutes: Sendable {
-    let database: Database
 
-    func register(in router: inout Router) {
-        router.get("/:name/:id/:child") { request in try await list(request) }
-        router.post("/:name/:id/:child") { request in try await create(request) }
+    func register(in router: inout Router<Database>) {
+        router.get("/:name/:id/:child") { request, database in try await list(request, database: database) }
+        router.post("/:name/:id/:child") { request, database in try await create(request, database: database) }
     }
 
-    func list(_ request: Request) async throws -> Response {
+    func list(_ request: Request, database: Database) async throws -> Response {
         let path = try NestedPath(request)
         let listing = try CollectionListing(request: request)
         return try await database.transaction { connection in
@@ -23,7 +22,7 @@ struct NestedCollectionRoutes: Sendable {
     }
 
     /// Creates children under the parent; the link member takes the parent id's JSON type, not the URL's text.
-    func create(_ request: Request) async throws -> Response {
+    func create(_ request: Request, database: Database) async throws -> Response {
         let path = try NestedPath(request)
         let (records, isArray) = try RequestBody.objects(request)
         return try await database.transaction { connection in

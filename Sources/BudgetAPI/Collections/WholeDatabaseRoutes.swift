@@ -3,16 +3,15 @@ import Postgres
 
 /// `GET /db` (the whole database as db.json) and `PUT /db` (replace everything, with `--allow-reset`).
 struct WholeDatabaseRoutes: Sendable {
-    let database: Database
     let allowReset: Bool
 
-    func register(in router: inout Router) {
-        router.get("/db") { _ in try await read() }
-        router.put("/db") { request in try await replace(request) }
+    func register(in router: inout Router<Database>) {
+        router.get("/db") { _, database in try await read(database: database) }
+        router.put("/db") { request, database in try await replace(request, database: database) }
     }
 
     /// One snapshot of every table, in the shape `budget-server export` prints.
-    func read() async throws -> Response {
+    func read(database: Database) async throws -> Response {
         // REPEATABLE READ: the export takes several statements, and all of them (and X-Sync-Seq) must see one snapshot.
         let snapshot = try await database.run { connection in
             try connection.transaction(isolation: .repeatableRead) { connection in
@@ -25,7 +24,7 @@ struct WholeDatabaseRoutes: Sendable {
     }
 
     /// Replaces everything with the body, all or nothing; client test suites reset their remote this way.
-    func replace(_ request: Request) async throws -> Response {
+    func replace(_ request: Request, database: Database) async throws -> Response {
         // Refused before the body is read: without --allow-reset no body can matter.
         guard allowReset else { throw CollectionError.resetNotAllowed }
         let document = try RequestBody.parse(request)

@@ -1,20 +1,21 @@
 import HTTPServer
 import Postgres
 
-/// `/health` says the process is up; `/ready` says it can serve: database reachable, migrations applied (SPEC §6).
+/// `/health` says the process is up; `/ready` says it can serve: database reachable, migrations applied
+/// (docs/operations.md).
 struct HealthRoutes: Sendable {
-    let database: Database
+    let pool: ConnectionPool
     let migrator: Migrator
 
-    func register(in router: inout Router) {
-        router.get("/health") { _ in .json(Array(#"{"status":"ok"}"#.utf8)) }
-        router.get("/ready") { _ in try await ready() }
+    func register(in router: inout Router<Database>) {
+        router.get("/health") { _, _ in .json(Array(#"{"status":"ok"}"#.utf8)) }
+        router.get("/ready") { _, _ in try await ready() }
     }
 
     func ready() async throws -> Response {
         let pendingCount: Int
         do {
-            pendingCount = try await database.pool.withConnection { [migrator] connection in
+            pendingCount = try await pool.withConnection { [migrator] connection in
                 try migrator.pending(on: connection).count
             }
         } catch let error as PostgresError where error.isConnectionProblem {

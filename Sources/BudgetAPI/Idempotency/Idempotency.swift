@@ -1,7 +1,7 @@
 import HTTPServer
 import Postgres
 
-// How a key gives exactly-once writes (SPEC §5)
+// How a key gives exactly-once writes (docs/sync.md)
 //
 // The key's row is stored by the same database transaction as the write it answers for, so the two
 // commit together or not at all: a crash after the write cannot lose the key, and a crash before the
@@ -10,7 +10,7 @@ import Postgres
 // 1. One statement takes a transaction-scoped advisory lock on the key, without waiting, and reads the
 //    key's live row. Lock taken by someone else: the first request is still running (on this or another
 //    server process): 409. Row found: replay it, or 422 if the request differs.
-// 2. Otherwise the request runs as it would without a key, every query on this same transaction
+// 2. Otherwise the request runs as it would without a key, on the session of this same transaction
 //    (`Database.withinTransaction`), and a successful answer is stored before COMMIT. Failures are not
 //    stored: nothing was written, so a retry should run again.
 //
@@ -20,23 +20,17 @@ import Postgres
 struct Idempotency: Sendable {
     static let replayedHeader = "Idempotent-Replayed"
 
-    let database: Database
-    let purger: PeriodicPurge
+    let purger = PeriodicPurge(statement: IdempotencyQueries.purgeExpired)
 
-    init(database: Database) {
-        self.database = database
-        purger = PeriodicPurge(statement: IdempotencyQueries.purgeExpired)
-    }
-
-    /// `execute`'s answer, run in one transaction with the key's record, or the key's stored answer.
+    /// `execute`'s answer, run on the session of one transaction with the key's record, or the key's
+    /// stored answer.
     func run(
-        key: IdempotencyKey, fingerprint: RequestFingerprint, execute: () async throws -> Response
+        key: IdempotencyKey, fingerprint: RequestFingerprint, database: Database,
+        execute: (Database) async throws -> Response
     ) async throws -> Response {
         try await purger.purgeIfDue(in: database)
-        return try await database.withinTransaction(commitIf: { $0.status.isSuccess }) {
-            let claim = try await database.run { connection in
-                try StoredAnswer.Claim(connection.query(IdempotencyQueries.claim(key, fingerprint: fingerprint))[0])
-            }
+        return try await database.withinTransaction(commitIf: { $0.status.isSuccess }) { transaction in
+            let claim = try StoredAnswer.Claim(try await transaction.query(IdempotencyQueries.claim(key, fingerprint: fingerprint))[0])
             switch claim {
             case .busy:
                 throw IdempotencyError.inProgress(key)
@@ -46,13 +40,11 @@ struct Idempotency: Sendable {
                 response.headers.replaceOrAdd(Self.replayedHeader, "true")
                 return response
             case .free:
-                let response = try await execute()
+                let response = try await execute(transaction)
                 guard response.status.isSuccess else { return response }
                 let answer = StoredAnswer(response)
-                try await database.run { connection in
-                    try connection.execute(IdempotencyQueries.store(
-                        key, fingerprint: fingerprint, status: answer.status, headers: answer.headersJSON, body: answer.body))
-                }
+                _ = try await transaction.query(IdempotencyQueries.store(
+                    key, fingerprint: fingerprint, status: answer.status, headers: answer.headersJSON, body: answer.body))
                 return response
             }
         }

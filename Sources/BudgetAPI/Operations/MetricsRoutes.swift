@@ -5,7 +5,7 @@ import Prometheus
 
 /// `GET /metrics`: everything the registry holds, in Prometheus' text format (SPEC §6).
 ///
-/// The request metrics come from `MetricsMiddleware` as requests are answered; the gauges below are
+/// The request metrics come from `RequestMetrics` as requests are answered; the gauges below are
 /// sampled when Prometheus scrapes, since pool use and long-poll waiters are states, not events:
 /// `db_pool_connections` (the pool's size), `db_pool_connections_in_use` (running a job),
 /// `db_pool_waiting` (jobs queued for a connection) and `changes_long_poll_waiters` (`GET /changes?wait=`
@@ -33,16 +33,16 @@ struct MetricsRoutes: Sendable {
         longPollWaiters = CoreMetrics.Gauge(label: "changes_long_poll_waiters", factory: factory)
     }
 
-    /// The backend that `MetricsMiddleware` and these gauges report to: `registry`, with request-duration
+    /// The backend that `RequestMetrics` and these gauges report to: `registry`, with request-duration
     /// buckets fit for an API whose long-polls last up to a minute.
     static func makeFactory(registry: PrometheusCollectorRegistry) -> PrometheusMetricsFactory {
         var factory = PrometheusMetricsFactory(registry: registry)
-        factory.durationHistogramBuckets[MetricsMiddleware.requestDuration] = MetricsMiddleware.durationBuckets
+        factory.durationHistogramBuckets[RequestMetrics.requestDuration] = RequestMetrics.durationBuckets
         return factory
     }
 
-    func register(in router: inout Router) {
-        router.get(Self.path) { _ in scrape() }
+    func register(in router: inout Router<Database>) {
+        router.get(Self.path) { _, _ in scrape() }
     }
 
     func scrape() -> Response {

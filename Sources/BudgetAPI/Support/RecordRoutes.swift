@@ -4,31 +4,29 @@ import Postgres
 /// The REST routes of one typed resource (SPEC §2): list, create (one or all-or-nothing many), read,
 /// replace-or-create, merge, delete.
 struct RecordRoutes<Resource: TypedResource>: Sendable {
-    let database: Database
-
-    func register(in router: inout Router) {
+    func register(in router: inout Router<Database>) {
         let collection = "/\(Resource.collection)"
         let record = "\(collection)/:id"
-        router.get(collection) { request in try await list(request) }
-        router.post(collection) { request in
-            try await create(request) { members, prefix in
+        router.get(collection) { request, database in try await list(request, database: database) }
+        router.post(collection) { request, database in
+            try await create(request, database: database) { members, prefix in
                 try Resource.fields(from: members, mode: .complete, fieldPrefix: prefix)
             }
         }
-        router.get(record) { request in try await find(request) }
-        router.put(record) { request in try await replace(request) }
-        router.patch(record) { request in try await update(request) }
-        router.delete(record) { request in try await delete(request) }
+        router.get(record) { request, database in try await find(request, database: database) }
+        router.put(record) { request, database in try await replace(request, database: database) }
+        router.patch(record) { request, database in try await update(request, database: database) }
+        router.delete(record) { request, database in try await delete(request, database: database) }
     }
 
     /// The records the query language picks (SPEC §4), in id order unless `_sort` says otherwise.
-    func list(_ request: Request) async throws -> Response {
+    func list(_ request: Request, database: Database) async throws -> Response {
         let answer = try ListAnswer(request: request, catalog: Resource.catalog)
         let element = try Resource.listElement(for: request)
         return try await database.list(answer, element: element, from: Resource.listSource, tieBreak: Resource.defaultOrder)
     }
 
-    func find(_ request: Request) async throws -> Response {
+    func find(_ request: Request, database: Database) async throws -> Response {
         let id = try recordID(request)
         guard let record = try await database.snapshotJSON(try Resource.find(id: id, for: request)) else {
             throw APIError.notFound(resource: Resource.recordName, id: id)
@@ -39,6 +37,7 @@ struct RecordRoutes<Resource: TypedResource>: Sendable {
     /// Creates the records of an object or array body; an array is inserted all-or-nothing (SPEC §2, §3).
     func create(
         _ request: Request,
+        database: Database,
         fields makeFields: (JSONObject, String) throws -> Resource.Fields
     ) async throws -> Response {
         let (objects, isArray) = try RequestBody.objects(request)
@@ -70,7 +69,7 @@ struct RecordRoutes<Resource: TypedResource>: Sendable {
     }
 
     /// PUT: replaces the record, or creates it under the path's id so offline clients can push their records.
-    func replace(_ request: Request) async throws -> Response {
+    func replace(_ request: Request, database: Database) async throws -> Response {
         let id = try recordID(request)
         let fields = try Resource.fields(from: try RequestBody.object(request), mode: .complete, fieldPrefix: "")
         try checkBodyID(Resource.id(of: fields), matches: id)
@@ -81,7 +80,7 @@ struct RecordRoutes<Resource: TypedResource>: Sendable {
     }
 
     /// PATCH: a shallow merge of the fields given (application/json or RFC 7396 merge-patch).
-    func update(_ request: Request) async throws -> Response {
+    func update(_ request: Request, database: Database) async throws -> Response {
         let id = try recordID(request)
         let members = try RequestBody.object(request, accepting: [RequestBody.json, RequestBody.mergePatch])
         let fields = try Resource.fields(from: members, mode: .partial, fieldPrefix: "")
@@ -93,7 +92,7 @@ struct RecordRoutes<Resource: TypedResource>: Sendable {
     }
 
     /// DELETE: answers the record as it was (json-server 0.17 answers 200 with it).
-    func delete(_ request: Request) async throws -> Response {
+    func delete(_ request: Request, database: Database) async throws -> Response {
         let id = try recordID(request)
         guard let record = try await database.write(Resource.delete(id: id), rendering: Resource.record) else {
             throw APIError.notFound(resource: Resource.recordName, id: id)

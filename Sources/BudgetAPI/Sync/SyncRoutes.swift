@@ -2,9 +2,8 @@ import HTTPServer
 import Logging
 import Postgres
 
-/// `GET /changes` (SPEC §5): the change feed, with paging, a collection filter and long-polling.
+/// `GET /changes` (docs/sync.md): the change feed, with paging, a collection filter and long-polling.
 struct SyncRoutes: Sendable {
-    let feed: ChangeFeed
     /// Removes tombstones older than the retention window (see PeriodicPurge for why no timer).
     let purger: PeriodicPurge
     /// Wakes long-polls when any server process stamps changes (the NOTIFY after each batch).
@@ -18,37 +17,36 @@ struct SyncRoutes: Sendable {
     /// milliseconds, so only a database in trouble makes it wait this long.
     static let catchUpTimeout = Duration.seconds(10)
 
-    init(database: Database, tombstoneRetention: Duration, logger: Logger) {
-        feed = ChangeFeed(database: database)
+    init(pool: ConnectionPool, tombstoneRetention: Duration, logger: Logger) {
         // A window shorter than an hour (tests, a tiny --tombstone-retention) purges that much more often.
         purger = PeriodicPurge(statement: ChangeFeedQueries.purge(retention: tombstoneRetention),
                                interval: min(.seconds(3600), tombstoneRetention))
-        let notifications = Notifications(url: database.pool.configuration.url, channel: Self.channel, logger: logger)
+        let notifications = Notifications(url: pool.configuration.url, channel: Self.channel, logger: logger)
         self.notifications = notifications
         // Stamped here means long-polls of this process may look again at once, before the NOTIFY arrives.
         sequencer = BackgroundDrain(
-            url: database.pool.configuration.url, statement: ChangeFeedQueries.advance, batchSize: ChangeFeedQueries.batchLimit,
+            url: pool.configuration.url, statement: ChangeFeedQueries.advance, batchSize: ChangeFeedQueries.batchLimit,
             announcement: ChangeFeedQueries.announcement, name: "change-sequencer",
             logger: logger, onProgress: { notifications.signal() })
     }
 
-    func register(in router: inout Router) {
-        router.get("/changes") { request in try await changes(request) }
+    func register(in router: inout Router<Database>) {
+        router.get("/changes") { request, database in try await changes(request, database: database) }
     }
 
-    func changes(_ request: Request) async throws -> Response {
+    func changes(_ request: Request, database: Database) async throws -> Response {
         let feedRequest = try ChangeFeedRequest(request: request)
         // Changes reach the feed a moment after they commit; catching up first means a client always finds
         // its own acknowledged writes here. A page read without it would still be gap-free, only short of
         // the client's own writes, so a sequencer that cannot finish is an outage (503, Retry-After).
         // Before the purge, which removes only stamped tombstones.
         guard await sequencer.catchUp(timeout: Self.catchUpTimeout) else { throw APIError.databaseUnavailable }
-        try await purger.purgeIfDue(in: feed.database)
+        try await purger.purgeIfDue(in: database)
         let deadline = ContinuousClock.now + feedRequest.wait
         while true {
             // Read before looking, so a commit between the look and the wait still wakes us.
             let seen = feedRequest.wait > .zero ? notifications.generation : 0
-            let page = try await feed.page(for: feedRequest)
+            let page = try await ChangeFeed(database: database).page(for: feedRequest)
             guard page.isCollectionKnown else { throw SyncError.unknownCollection(feedRequest.collection ?? "") }
             // since=0 is a client with nothing yet: every live record is in the log as an upsert, so a
             // purged tombstone cannot concern it.
@@ -79,7 +77,7 @@ enum SyncError: ProblemConvertible {
             return Problem(.notFound, detail: "there is no collection named \(name) in the change feed",
                            errors: [.init(field: "collection", message: "unknown collection")])
         case .sinceTooOld(let since, let purgedThrough):
-            // SPEC §5: the client cannot catch up from the feed; it must load the lists again.
+            // The client cannot catch up from the feed; it must load the lists again (docs/sync.md).
             return Problem(
                 .gone,
                 detail: "since=\(since) is older than the change feed keeps deletions (tombstones up to seq "

@@ -39,15 +39,13 @@ struct Transactions: TypedResource {
 
 /// `/categories/:id/transactions`: one category's transactions, and creating one under it (SPEC §2).
 struct CategoryTransactionRoutes: Sendable {
-    let database: Database
-
-    func register(in router: inout Router) {
-        router.get("/categories/:id/transactions") { request in try await list(request) }
-        router.post("/categories/:id/transactions") { request in try await create(request) }
+    func register(in router: inout Router<Database>) {
+        router.get("/categories/:id/transactions") { request, database in try await list(request, database: database) }
+        router.post("/categories/:id/transactions") { request, database in try await create(request, database: database) }
     }
 
     /// The category's transactions, through the same query language as `/transactions`; 404 without the category.
-    func list(_ request: Request) async throws -> Response {
+    func list(_ request: Request, database: Database) async throws -> Response {
         let categoryID = try recordID(request)
         let answer = try ListAnswer(request: request, catalog: Transactions.catalog)
         let element = try Transactions.listElement(for: request)
@@ -59,10 +57,10 @@ struct CategoryTransactionRoutes: Sendable {
     }
 
     /// The path names the category, so the body need not; a missing category is a 404 of the path.
-    func create(_ request: Request) async throws -> Response {
+    func create(_ request: Request, database: Database) async throws -> Response {
         let categoryID = try recordID(request)
         do {
-            return try await RecordRoutes<Transactions>(database: database).create(request) { members, prefix in
+            return try await RecordRoutes<Transactions>().create(request, database: database) { members, prefix in
                 try TransactionFields(members, mode: .complete, categoryIDFromPath: categoryID, fieldPrefix: prefix)
             }
         } catch let error as PostgresError where error.constraint == "transactions_category_id_fkey" {

@@ -8,7 +8,9 @@ import Glibc
 extension EventLoop {
     func run() {
         loopThread.withLock { $0 = pthread_self() }
-        teardown = setup?(self)
+        let served = setup(self)
+        responder = Responder(handler: served.handler, logger: logger)
+        teardown = served.teardown
         let ready = Epoll.ReadyList(capacity: 256)
         var nextSweep = ContinuousClock.now + sweepInterval
         while true {

@@ -12,8 +12,8 @@
 //   every continuation that resumes it. A request's database work crosses threads at most twice
 //   (loop → pool worker → loop) instead of four times through the cooperative pool, and not at all
 //   for a single statement: the loop is also a `Reactor` (Sockets), whose `epoll_wait` watches the
-//   descriptors others register, such as the non-blocking PostgreSQL connections `LoopSetup` gives
-//   each loop (Postgres/LoopConnections.swift). The price: handler code must never block (it
+//   descriptors others register, such as the non-blocking PostgreSQL connections the application
+//   gives the handler it makes for each loop (`LoopSetup`; Postgres/LoopConnections.swift). The price: handler code must never block (it
 //   doesn't: blocking libpq calls run on the pool's threads), and one loop's handlers share its
 //   thread, so there is one loop per core.
 //   The Connection keeps the Task's handle (loop thread only, like the rest of it). When the loop
@@ -67,7 +67,8 @@ final class EventLoop: @unchecked Sendable {
     let readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 16)
     let notifier: EventNotifier
     let listener: Socket
-    private let responder: Responder
+    /// The handler `setup` made for this loop, set as the loop starts; loop thread only.
+    var responder: Responder?
     let inbox = Mutex(Inbox())
     /// Set once by the loop thread as it starts; read by `post` to skip waking itself.
     let loopThread = Mutex<pthread_t?>(nil)
@@ -84,22 +85,19 @@ final class EventLoop: @unchecked Sendable {
     var watchers: [Int32: (Epoll.Events) -> Void] = [:]
     /// What `Reactor.everySecond` asked for, run on each sweep (at most a second apart).
     var periodicChecks: [(ContinuousClock.Instant) -> Void] = []
-    /// What `LoopSetup` asked to run as the loop ends.
+    /// What `setup` asked to run as the loop ends.
     var teardown: (() -> Void)?
     var nextSerial: UInt64 = 0
     var isListening = true
     var drainRequest: (deadline: ContinuousClock.Instant, done: CheckedContinuation<Void, Never>)?
     let sweepInterval: Duration
 
-    let setup: LoopSetup?
+    let setup: LoopSetup
 
-    init(
-        listener: Socket, responder: Responder, limits: Limits, group: LoopGroup, setup: LoopSetup?, logger: Logger
-    ) throws(SocketError) {
+    init(listener: Socket, limits: Limits, group: LoopGroup, setup: @escaping LoopSetup, logger: Logger) throws(SocketError) {
         self.setup = setup
         self.listener = listener
         self.group = group
-        self.responder = responder
         self.limits = limits
         self.logger = logger
         parser = RequestParser(limits: limits)
@@ -175,7 +173,7 @@ final class EventLoop: @unchecked Sendable {
     ///
     /// The Task is returned for the connection to keep, so closing the connection can cancel it.
     func dispatch(_ request: Request, isHTTP10: Bool, for connection: Connection) -> Task<Void, Never> {
-        let (descriptor, serial, responder) = (connection.socket.descriptor, connection.serial, responder)
+        let (descriptor, serial, responder) = (connection.socket.descriptor, connection.serial, responder!)
         return Task(executorPreference: executor) { [self] in
             let response = await responder.respond(to: request)
             // Cancelled only when the connection is closed: nobody can receive the answer.
@@ -240,10 +238,21 @@ final class LoopGroup: Sendable {
     var current: Int { count.load(ordering: .relaxed) }
 }
 
-/// Called on each event loop's thread before it waits for the first time, with the loop as a `Reactor`
-/// that other code (a database driver) may watch its own descriptors through; returns what to call on
-/// that thread as the loop ends.
-public typealias LoopSetup = @Sendable (any Reactor) -> () -> Void
+/// Makes the handler of one event loop, on that loop's thread before it waits for the first time, with the
+/// loop as a `Reactor` that the handler's dependencies (a database driver) may watch their own descriptors
+/// through.
+public typealias LoopSetup = @Sendable (any Reactor) -> LoopHandler
+
+/// What one event loop serves, and what to call on its thread as the loop ends.
+public struct LoopHandler {
+    public let handler: any Handler
+    public let teardown: () -> Void
+
+    public init(handler: any Handler, teardown: @escaping () -> Void = {}) {
+        self.handler = handler
+        self.teardown = teardown
+    }
+}
 
 extension EventLoop: Reactor {
     func watch(_ descriptor: Int32, for events: Epoll.Events, handler: @escaping (Epoll.Events) -> Void) throws(SocketError) {

@@ -1,14 +1,17 @@
-/// Matches method and path to a handler; the router is itself just a handler.
+/// Matches method and path to a handler, once per request.
 ///
-/// Patterns are `/`-separated segments, each a literal or `:name`, e.g. `"/categories/:id"`.
-/// A literal segment wins over a parameter at the same depth. An unknown path answers 404; a
-/// known path with another method answers 405 with `Allow` (RFC 9110 §15.5.6). HEAD is served
-/// by the GET handler, and the connection drops the body (RFC 9110 §9.3.2). A matched request carries
-/// its route's template in `Request.route`, and `route(for:)` names it without answering.
-public struct Router: Handler {
-    public typealias Body = @Sendable (Request) async throws -> Response
+/// Patterns are `/`-separated segments, each a literal or `:name`, e.g. `"/categories/:id"`. A literal
+/// segment wins over a parameter at the same depth. `resolve` names the request's route and captures its
+/// parameters; the endpoint it returns travels with the request from there, so nothing matches the path
+/// again. An unknown path is 404; a known path with another method is 405 with `Allow` (RFC 9110
+/// §15.5.6). HEAD is served by the GET handler, and the connection drops the body (RFC 9110 §9.3.2).
+///
+/// `Context` is what every handler gets besides the request, chosen by whoever calls the endpoint (an
+/// application passes its database session there); a router of `Void` context is itself a `Handler`.
+public struct Router<Context: Sendable>: Sendable {
+    public typealias Body = @Sendable (Request, Context) async throws -> Response
 
-    private var root = RouteNode()
+    private var root = RouteNode<Context>()
 
     public init() {}
 
@@ -23,57 +26,102 @@ public struct Router: Handler {
     public mutating func patch(_ pattern: String, _ handler: @escaping Body) { add(.patch, pattern, handler) }
     public mutating func delete(_ pattern: String, _ handler: @escaping Body) { add(.delete, pattern, handler) }
 
-    public func respond(to request: Request) async throws -> Response {
+    /// The request's endpoint: its route template goes into `request.route` (for a 405 too, never for a
+    /// 404) and its path parameters into `request.parameters`.
+    public func resolve(_ request: inout Request) -> Endpoint<Context> {
         let segments = request.path.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
         var captured: [(String, String)] = []
         guard request.path.hasPrefix("/"), let node = root.match(segments[...], captured: &captured) else {
-            throw Problem(.notFound, detail: "No resource at \(request.path).")
+            return Endpoint(refusal: Problem(.notFound, detail: "No resource at \(request.path)."))
         }
-        let handler = node.handlers[request.method] ?? (request.method == .head ? node.handlers[.get] : nil)
-        guard let handler else {
+        request.route = node.pattern
+        guard let handler = node.handler(for: request.method) else {
             var allowed = Set(node.handlers.keys.map(\.rawValue))
             if allowed.contains("GET") { allowed.insert("HEAD") }
-            throw Problem(
+            return Endpoint(refusal: Problem(
                 .methodNotAllowed,
                 detail: "\(request.method) is not allowed on \(request.path).",
                 headers: ["Allow": allowed.sorted().joined(separator: ", ")]
-            )
+            ))
         }
-        var request = request
-        request.route = node.pattern
         for (name, value) in captured { request.parameters.set(name, value) }
-        return try await handler(request)
+        return Endpoint(handler: handler)
     }
 
-    /// Whether `respond` would hand a request with this method and path to a handler, rather than answer
-    /// 404 or 405 itself.
-    public func accepts(_ method: Method, on path: String) -> Bool {
-        guard path.hasPrefix("/") else { return false }
-        let segments = path.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
-        var captured: [(String, String)] = []
-        guard let node = root.match(segments[...], captured: &captured) else { return false }
-        return node.handlers[method] != nil || (method == .head && node.handlers[.get] != nil)
+    /// The same routes with every handler replaced by `transform(method, handlers)`, where `handlers` are all
+    /// the handlers of the handler's route by method: a place to wrap each route in what applies to it.
+    public func mapHandlers(_ transform: (Method, [Method: Body]) -> Body) -> Router {
+        var mapped = self
+        mapped.root = root.mapHandlers(transform)
+        return mapped
+    }
+}
+
+/// What a request was routed to: a handler, or the 404 or 405 that answers it instead.
+public struct Endpoint<Context: Sendable>: Sendable {
+    private let handler: Router<Context>.Body?
+    private let refusal: Problem?
+
+    init(handler: @escaping Router<Context>.Body) {
+        self.handler = handler
+        refusal = nil
     }
 
-    /// The template of the route whose pattern `path` matches, whatever the method, e.g. `"/categories/:id"`
-    /// for `"/categories/7"`; nil when `respond` would answer 404.
-    public func route(for path: String) -> String? {
-        guard path.hasPrefix("/") else { return nil }
-        let segments = path.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
-        var captured: [(String, String)] = []
-        return root.match(segments[...], captured: &captured)?.pattern
+    init(refusal: Problem) {
+        handler = nil
+        self.refusal = refusal
+    }
+
+    /// Whether a route's handler takes the request (rather than a 404 or 405).
+    public var isRouted: Bool { handler != nil }
+
+    /// The handler's answer, or the 404 or 405 thrown as a problem.
+    public func respond(to request: Request, context: Context) async throws -> Response {
+        guard let handler else { throw refusal! }
+        return try await handler(request, context)
+    }
+}
+
+extension Router where Context == Void {
+    public mutating func get(_ pattern: String, _ handler: @escaping @Sendable (Request) async throws -> Response) {
+        add(.get, pattern) { request, _ in try await handler(request) }
+    }
+
+    public mutating func post(_ pattern: String, _ handler: @escaping @Sendable (Request) async throws -> Response) {
+        add(.post, pattern) { request, _ in try await handler(request) }
+    }
+
+    public mutating func put(_ pattern: String, _ handler: @escaping @Sendable (Request) async throws -> Response) {
+        add(.put, pattern) { request, _ in try await handler(request) }
+    }
+
+    public mutating func patch(_ pattern: String, _ handler: @escaping @Sendable (Request) async throws -> Response) {
+        add(.patch, pattern) { request, _ in try await handler(request) }
+    }
+
+    public mutating func delete(_ pattern: String, _ handler: @escaping @Sendable (Request) async throws -> Response) {
+        add(.delete, pattern) { request, _ in try await handler(request) }
+    }
+}
+
+extension Router: Handler where Context == Void {
+    public func respond(to request: Request) async throws -> Response {
+        var request = request
+        return try await resolve(&request).respond(to: request, context: ())
     }
 }
 
 /// One segment position in the route tree.
-private struct RouteNode: Sendable {
+private struct RouteNode<Context: Sendable>: Sendable {
+    typealias Body = Router<Context>.Body
+
     var literals: [Substring: RouteNode] = [:]
     var parameters: [(name: String, node: RouteNode)] = []
-    var handlers: [Method: Router.Body] = [:]
+    var handlers: [Method: Body] = [:]
     /// The pattern that ends at this node, as first registered; set exactly when `handlers` is not empty.
     var pattern: String?
 
-    mutating func insert(_ segments: ArraySlice<Substring>, pattern: String, method: Method, handler: @escaping Router.Body) {
+    mutating func insert(_ segments: ArraySlice<Substring>, pattern: String, method: Method, handler: @escaping Body) {
         guard let segment = segments.first else {
             handlers[method] = handler
             if self.pattern == nil { self.pattern = pattern }
@@ -94,6 +142,10 @@ private struct RouteNode: Sendable {
         }
     }
 
+    func handler(for method: Method) -> Body? {
+        handlers[method] ?? (method == .head ? handlers[.get] : nil)
+    }
+
     /// The node for `segments`, trying literals before parameters and backtracking on a dead end.
     func match(_ segments: ArraySlice<Substring>, captured: inout [(String, String)]) -> RouteNode? {
         guard let segment = segments.first else { return handlers.isEmpty ? nil : self }
@@ -107,5 +159,13 @@ private struct RouteNode: Sendable {
             captured.removeSubrange(mark...)
         }
         return nil
+    }
+
+    func mapHandlers(_ transform: (Method, [Method: Body]) -> Body) -> RouteNode {
+        var mapped = self
+        for method in handlers.keys { mapped.handlers[method] = transform(method, handlers) }
+        mapped.literals = literals.mapValues { $0.mapHandlers(transform) }
+        mapped.parameters = parameters.map { (name: $0.name, node: $0.node.mapHandlers(transform)) }
+        return mapped
     }
 }

@@ -1,17 +1,17 @@
 import HTTPServer
 
-/// Slows answers down like a real network, for client test suites (SPEC §3: `--delay MS`, `?_delay=MS`).
-struct DelayMiddleware: Middleware {
+/// Slows answers down like a real network, for client test suites (`--delay MS`, `?_delay=MS`;
+/// docs/json-server.md).
+struct DelayGate: RequestGate {
     /// A request's own `_delay` may not hold a connection longer than this.
     static let maximum: Duration = .seconds(10)
 
     /// `--delay`; zero answers at once unless the request asks for `_delay`.
     let defaultDelay: Duration
 
-    func respond(to request: Request, next: any Handler) async throws -> Response {
+    func check(_ request: Request) async throws {
         let delay = try requestedDelay(request) ?? defaultDelay
         if delay > .zero { try await Task.sleep(for: delay) }
-        return try await next.respond(to: request)
     }
 
     private func requestedDelay(_ request: Request) throws -> Duration? {

@@ -8,11 +8,11 @@ import Synchronization
 ///   answers took, long-polls included;
 /// - `http_requests_in_flight`: a meter (a gauge) of requests being answered right now.
 ///
-/// `route` is `Request.route` (see `RouteMiddleware`) or `unmatched`; `method` is one of the methods the
+/// `route` is `Request.route` (see `Router.resolve`) or `unmatched`; `method` is one of the methods the
 /// server knows or `other`, so no label value comes from what a client made up. The metric objects are
 /// made once per label set, through the factory given, not the global `MetricsSystem`: each server (each
 /// test) can have a registry of its own.
-public struct MetricsMiddleware: Middleware {
+public struct RequestMetrics: RequestObserver {
     public static let requestsTotal = "http_requests_total"
     public static let requestDuration = "http_request_duration_seconds"
     public static let requestsInFlight = "http_requests_in_flight"
@@ -34,20 +34,15 @@ public struct MetricsMiddleware: Middleware {
         series = Series(factory: factory)
     }
 
-    public func respond(to request: Request, next: any Handler) async throws -> Response {
-        let start = ContinuousClock.now
+    public func requestStarted(_ request: Request) {
         inFlight.increment()
-        defer { inFlight.decrement() }
+    }
+
+    public func requestFinished(_ request: Request, response: Response, duration: Duration) {
+        inFlight.decrement()
         let method = Self.knownMethods.contains(request.method) ? request.method.rawValue : "other"
-        let route = request.route ?? AccessLogMiddleware.unmatchedRoute
-        do {
-            let response = try await next.respond(to: request)
-            series.record(method: method, route: route, status: response.status.code, since: start)
-            return response
-        } catch {
-            series.record(method: method, route: route, status: answeredStatus(for: error).code, since: start)
-            throw error
-        }
+        let route = request.route ?? AccessLog.unmatchedRoute
+        series.record(method: method, route: route, status: response.status.code, duration: duration)
     }
 }
 
@@ -71,10 +66,9 @@ private final class Series: Sendable {
         self.factory = factory
     }
 
-    func record(method: String, route: String, status: Int, since start: ContinuousClock.Instant) {
+    func record(method: String, route: String, status: Int, duration elapsed: Duration) {
         let (duration, counter) = metrics(method: method, route: route, status: status)
-        let elapsed = (ContinuousClock.now - start).components
-        duration.recordNanoseconds(elapsed.seconds * 1_000_000_000 + elapsed.attoseconds / 1_000_000_000)
+        duration.recordNanoseconds(elapsed.wholeMicroseconds * 1000)
         counter.increment()
     }
 
@@ -83,14 +77,14 @@ private final class Series: Sendable {
             let key = Key(method: method, route: route)
             var entry = entries[key] ?? Entry(
                 duration: CoreMetrics.Timer(
-                    label: MetricsMiddleware.requestDuration, dimensions: [("method", method), ("route", route)],
+                    label: RequestMetrics.requestDuration, dimensions: [("method", method), ("route", route)],
                     factory: factory
                 ),
                 counters: [:]
             )
             if let counter = entry.counters[status] { return (entry.duration, counter) }
             let counter = Counter(
-                label: MetricsMiddleware.requestsTotal,
+                label: RequestMetrics.requestsTotal,
                 dimensions: [("method", method), ("route", route), ("status", String(status))],
                 factory: factory
             )

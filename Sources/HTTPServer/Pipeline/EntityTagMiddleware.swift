@@ -12,11 +12,11 @@ public struct EntityTagMiddleware: Middleware {
         self.representationHeaders = representationHeaders
     }
 
-    public func respond(to request: Request, next: any Handler) async throws -> Response {
+    public func respond(to request: Request, next: (Request) async throws -> Response) async throws -> Response {
         let isRead = request.method == .get || request.method == .head
         // Parsed before the handler runs: a malformed header is the client's mistake, whatever the resource says.
         let condition = isRead ? try request.entityTagCondition("If-None-Match") : nil
-        var response = try await next.respond(to: request)
+        var response = try await next(request)
         guard isTagged(response, for: request.method) else { return response }
         let tag: EntityTag?
         if let existing = response.headers["ETag"] {

@@ -3,11 +3,11 @@ import Crypto
 /// Lets a request through only with `Authorization: Bearer <token>` (RFC 6750 §2.1); anything else is 401.
 ///
 /// Paths in `openPaths` (health checks) pass without a token. The 401 carries `WWW-Authenticate: Bearer`,
-/// plus `error="invalid_token"` when a token was sent but is not the one (RFC 6750 §3, §3.1). Put it
-/// inside `CORSMiddleware`, which answers preflights itself: browsers send those without credentials.
+/// plus `error="invalid_token"` when a token was sent but is not the one (RFC 6750 §3, §3.1). Gates run after
+/// `CORSPolicy` has answered preflights, which browsers send without credentials.
 ///
 /// The token is compared in constant time, and neither it nor the header is ever logged or echoed.
-public struct BearerTokenMiddleware: Middleware {
+public struct BearerTokenGate: RequestGate {
     private let expected: SHA256.Digest
     private let openPaths: Set<String>
 
@@ -16,8 +16,8 @@ public struct BearerTokenMiddleware: Middleware {
         self.openPaths = openPaths
     }
 
-    public func respond(to request: Request, next: any Handler) async throws -> Response {
-        if openPaths.contains(request.path) { return try await next.respond(to: request) }
+    public func check(_ request: Request) throws {
+        if openPaths.contains(request.path) { return }
         let credentials = request.headers.values(for: "Authorization")
         // A request with no bearer credentials gets the bare challenge, without an error code (RFC 6750 §3.1).
         guard !credentials.isEmpty, credentials.contains(where: { Self.bearerToken(in: $0) != nil }) else {
@@ -27,7 +27,6 @@ public struct BearerTokenMiddleware: Middleware {
         guard credentials.count == 1, let token = Self.bearerToken(in: credentials[0]), matches(token) else {
             throw Self.unauthorized(detail: "The bearer token is not valid.", challenge: #"Bearer error="invalid_token""#)
         }
-        return try await next.respond(to: request)
     }
 
     /// Whether `token` is the configured one: both are hashed and the digests compared without an early

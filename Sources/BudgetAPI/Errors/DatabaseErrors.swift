@@ -1,20 +1,18 @@
 import HTTPServer
 import Postgres
 
-/// Gives database facts their API meaning, in one place, keyed on the constraint names of `migrations/`.
-///
-/// Constraint names, not message text, decide the answer, so a reworded PostgreSQL message changes nothing.
-struct DatabaseErrorMiddleware: Middleware {
-    func respond(to request: Request, next: any Handler) async throws -> Response {
-        do {
-            return try await next.respond(to: request)
-        } catch let error as PostgresError {
-            throw APIError(translating: error) ?? error
-        }
-    }
-}
+// Database facts get their API meaning here, in one place, keyed on the constraint names of `migrations/`.
+// Constraint names, not message text, decide the answer, so a reworded PostgreSQL message changes nothing.
 
 extension APIError {
+    /// The error to answer for `error`: its API meaning when it is a database error that has one, else
+    /// itself (a database error without one means a bug, and stays a logged 500). `RequestPipeline` renders
+    /// what this answers for every request, and a batch for each of its operations.
+    static func translating(_ error: any Error) -> any Error {
+        guard let error = error as? PostgresError else { return error }
+        return APIError(translating: error) ?? error
+    }
+
     /// The API error a database error means, or nil when it means a bug (then it stays a logged 500).
     init?(translating error: PostgresError) {
         if error.isConnectionProblem {
@@ -33,7 +31,8 @@ extension APIError {
         case (SQLState.foreignKeyViolation, "transactions_category_id_fkey"):
             self = .invalidFields([.init(field: "categoryId", message: "no category has this id")])
         case (SQLState.invalidRegularExpression, _):
-            // SPEC §3: an invalid `_like` (or `:like`) pattern is the client's mistake, a 400, not json-server's 500.
+            // An invalid `_like` (or `:like`) pattern is the client's mistake, a 400, not json-server's 500
+            // (docs/json-server.md).
             self = .malformedQuery("a _like pattern is not a valid regular expression (\(error.message ?? "rejected by PostgreSQL"))")
         case (SQLState.queryCanceled, _):
             // Only statement_timeout cancels our queries; the transaction rolled back with it.

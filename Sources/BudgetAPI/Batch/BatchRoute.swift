@@ -1,41 +1,36 @@
 import HTTPServer
 
-// How a batch runs (SPEC §5)
+// How a batch runs (docs/sync.md)
 //
-// Each operation becomes the request the client would have sent on its own and goes through the rest of
-// the middleware chain and the router, so it is validated, routed and answered exactly as alone; nothing
-// here knows a resource. An operation's idempotency key is honoured as the header would be.
+// Each operation becomes the request the client would have sent on its own; the batch routes it with the
+// same route table and runs that route's endpoint (validators, preconditions and all) on the batch's
+// database session, so it is validated, routed and answered exactly as alone; nothing here knows a
+// resource. An operation's idempotency key is honoured as the header would be.
 //
 // Atomic: every operation runs in one REPEATABLE READ transaction (Database.withinTransaction), and the
 // first answer that is not a success rolls all of them back; the batch then answers that operation's
 // status with a problem naming it. Not atomic: each operation commits or fails on its own, and the batch
 // answers 200 with every operation's result.
-//
-// Being a middleware rather than a route is what lets it call the chain below it; `/batch` is therefore
-// not a name a generic collection can have.
 
 /// `POST /batch`: an offline client's queued writes in one request.
-struct BatchMiddleware: Middleware {
+struct BatchRoute: Sendable {
     static let path = "/batch"
     /// The most operations one batch may hold (413 beyond); the body limit (1 MiB) bounds it too.
     static let defaultMaximumOperations = 100
 
-    let database: Database
+    /// The routes an operation may take: every route but this one.
+    let routes: Router<Database>
     let idempotency: Idempotency
     let maximumOperations: Int
 
-    func respond(to request: Request, next: any Handler) async throws -> Response {
-        guard request.path == Self.path else { return try await next.respond(to: request) }
-        guard request.method == .post else {
-            throw Problem(.methodNotAllowed, detail: "\(Self.path) takes POST only", headers: ["Allow": "POST"])
-        }
+    func respond(to request: Request, database: Database) async throws -> Response {
         let batch = try BatchRequest(request, maximumOperations: maximumOperations)
         let results: [Response]
         if batch.isAtomic {
-            results = try await database.withinTransaction(commitIf: { $0.allSatisfy(\.status.isSuccess) }) {
+            results = try await database.withinTransaction(commitIf: { $0.allSatisfy(\.status.isSuccess) }) { transaction in
                 var results: [Response] = []
                 for (index, operation) in batch.operations.enumerated() {
-                    let answer = try await perform(operation, index: index, of: request, next: next)
+                    let answer = try await perform(operation, index: index, of: request, database: transaction)
                     results.append(answer)
                     if !answer.status.isSuccess { break }
                 }
@@ -48,8 +43,8 @@ struct BatchMiddleware: Middleware {
         } else {
             var answers: [Response] = []
             for (index, operation) in batch.operations.enumerated() {
-                answers.append(try await database.withinTransaction(commitIf: { $0.status.isSuccess }) {
-                    try await perform(operation, index: index, of: request, next: next)
+                answers.append(try await database.withinTransaction(commitIf: { $0.status.isSuccess }) { transaction in
+                    try await perform(operation, index: index, of: request, database: transaction)
                 })
             }
             results = answers
@@ -59,29 +54,33 @@ struct BatchMiddleware: Middleware {
 
     /// One operation's answer; a refusal becomes its problem answer instead of ending the batch.
     private func perform(
-        _ operation: BatchRequest.Operation, index: Int, of parent: Request, next: any Handler
+        _ operation: BatchRequest.Operation, index: Int, of parent: Request, database: Database
     ) async throws -> Response {
-        let request = operation.request(parent: parent, index: index)
-        let answer = { try await Self.answer(request, next: next) }
-        guard let key = operation.idempotencyKey else { return try await answer() }
+        var request = operation.request(parent: parent, index: index)
+        let endpoint = routes.resolve(&request)
+        let answer = { (database: Database) in try await Self.answer(request, endpoint: endpoint, database: database) }
+        guard let key = operation.idempotencyKey else { return try await answer(database) }
         do {
-            return try await idempotency.run(key: key, fingerprint: RequestFingerprint(request), execute: answer)
+            return try await idempotency.run(
+                key: key, fingerprint: RequestFingerprint(request), database: database, execute: answer)
         } catch let error as IdempotencyError {
             return error.problem.response
         }
     }
 
-    /// The chain's answer to one operation, with refusals as their problem answers.
+    /// The endpoint's answer to one operation, with refusals as their problem answers.
     ///
     /// A lost race (`concurrentWrite`) is not the operation's fault: it must reach the transaction, which runs
     /// the whole batch again. Anything that is not a problem is a bug and fails the batch with a 500.
-    private static func answer(_ request: Request, next: any Handler) async throws -> Response {
+    private static func answer(_ request: Request, endpoint: Endpoint<Database>, database: Database) async throws -> Response {
         do {
-            return try await next.respond(to: request)
-        } catch APIError.concurrentWrite {
-            throw APIError.concurrentWrite
-        } catch let error as any ProblemConvertible {
-            return error.problem.response
+            return try await endpoint.respond(to: request, context: database)
+        } catch {
+            switch APIError.translating(error) {
+            case APIError.concurrentWrite: throw APIError.concurrentWrite
+            case let refusal as any ProblemConvertible: return refusal.problem.response
+            default: throw error
+            }
         }
     }
 }

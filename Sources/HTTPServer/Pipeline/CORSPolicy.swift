@@ -1,8 +1,10 @@
-/// Answers CORS preflights and marks responses readable by browser apps on other origins (Fetch standard).
+/// Answers CORS preflights and marks answers readable by browser apps on other origins (Fetch standard).
 ///
 /// By default every origin is allowed and echoed back, as json-server does, with credentials; a list of
-/// origins restricts it. Responses always carry `Vary: Origin` so shared caches keep per-origin copies.
-public struct CORSMiddleware: Middleware {
+/// origins restricts it. Answers always carry `Vary: Origin` so shared caches keep per-origin copies.
+/// It decorates whatever answer comes back, a rendered problem included: an error a browser app cannot
+/// read is an error it cannot show.
+public struct CORSPolicy: Middleware {
     public enum AllowedOrigins: Sendable {
         case any
         case only(Set<String>)
@@ -17,18 +19,12 @@ public struct CORSMiddleware: Middleware {
         self.exposedHeaders = exposedHeaders.joined(separator: ", ")
     }
 
-    public func respond(to request: Request, next: any Handler) async throws -> Response {
+    public func respond(to request: Request, next: (Request) async throws -> Response) async throws -> Response {
         let origin = request.headers["Origin"].flatMap { isAllowed($0) ? $0 : nil }
         if request.method == .options, request.headers["Access-Control-Request-Method"] != nil {
             return preflight(request, origin: origin)
         }
-        var response: Response
-        do {
-            response = try await next.respond(to: request)
-        } catch let error as any ProblemConvertible {
-            // An error a browser app cannot read is an error it cannot show; it gets the headers too.
-            response = error.problem.response
-        }
+        var response = try await next(request)
         response.headers.add("Vary", "Origin")
         if let origin {
             response.headers.replaceOrAdd("Access-Control-Allow-Origin", origin)
@@ -38,7 +34,7 @@ public struct CORSMiddleware: Middleware {
         return response
     }
 
-    /// A preflight is answered here, before routing: 204 with what the browser asked to use.
+    /// A preflight is answered here, before any gate: 204 with what the browser asked to use.
     private func preflight(_ request: Request, origin: String?) -> Response {
         var response = Response(status: .noContent)
         response.headers.add("Vary", "Origin, Access-Control-Request-Method, Access-Control-Request-Headers")

@@ -1,0 +1,81 @@
+import Logging
+
+/// The path every request of an application takes, in one place and in this order:
+///
+/// 1. `Router.resolve` matches the route, once; the endpoint travels with the request from here on.
+/// 2. Observers (access log, metrics) hear that the request started.
+/// 3. `CORSPolicy` answers a preflight by itself; any other answer passes back through it to be decorated.
+/// 4. Gates (a bearer token, a read-only mode) may refuse the request by throwing a problem.
+/// 5. The endpoint answers, with the context the pipeline was given (an application's database session).
+/// 6. Whatever was thrown on the way becomes its answer in `Problem.answer`, after `translate` gave the
+///    application's own errors their HTTP meaning (a unique violation is a 409, say).
+/// 7. Observers hear the final answer, and so does `onAnswer`.
+///
+/// What applies only to some routes (validators, preconditions, idempotency keys) is not here: it wraps
+/// those routes' handlers when the router is built (`Router.mapHandlers`), so a plain GET passes only
+/// what acts on it.
+public struct RequestPipeline<Context: Sendable>: Handler {
+    private let router: Router<Context>
+    private let context: Context
+    private let cors: CORSPolicy?
+    private let gates: [any RequestGate]
+    private let observers: [any RequestObserver]
+    private let translate: @Sendable (any Error) -> any Error
+    private let onAnswer: @Sendable (Request, Response) -> Void
+    private let logger: Logger
+
+    /// - Parameters:
+    ///   - translate: the error to render for one an endpoint threw; by default the error itself.
+    ///   - onAnswer: called with every answer after the observers, e.g. to start work a write enables.
+    public init(
+        router: Router<Context>, context: Context, cors: CORSPolicy? = nil, gates: [any RequestGate] = [],
+        observers: [any RequestObserver] = [], logger: Logger,
+        translate: @escaping @Sendable (any Error) -> any Error = { $0 },
+        onAnswer: @escaping @Sendable (Request, Response) -> Void = { _, _ in }
+    ) {
+        self.router = router
+        self.context = context
+        self.cors = cors
+        self.gates = gates
+        self.observers = observers
+        self.logger = logger
+        self.translate = translate
+        self.onAnswer = onAnswer
+    }
+
+    public func respond(to request: Request) async -> Response {
+        let start = ContinuousClock.now
+        var request = request
+        let endpoint = router.resolve(&request)
+        for observer in observers { observer.requestStarted(request) }
+        let response: Response
+        if let cors {
+            do {
+                response = try await cors.respond(to: request) { request in await answer(request, endpoint: endpoint) }
+            } catch {
+                response = Problem.answer(to: error, for: request, logger: logger)
+            }
+        } else {
+            response = await answer(request, endpoint: endpoint)
+        }
+        let duration = ContinuousClock.now - start
+        for observer in observers { observer.requestFinished(request, response: response, duration: duration) }
+        onAnswer(request, response)
+        return response
+    }
+
+    /// The endpoint's answer behind the gates, with anything thrown rendered as its answer.
+    private func answer(_ request: Request, endpoint: Endpoint<Context>) async -> Response {
+        do {
+            for gate in gates { try await gate.check(request) }
+            return try await endpoint.respond(to: request, context: context)
+        } catch {
+            return Problem.answer(to: translate(error), for: request, logger: logger)
+        }
+    }
+}
+
+/// A check a request must pass before its endpoint runs; it refuses by throwing (a `Problem`, say).
+public protocol RequestGate: Sendable {
+    func check(_ request: Request) async throws
+}
