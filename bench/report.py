@@ -21,7 +21,7 @@ REQUESTS = [
     ("post", "POST /categories/:id/transactions"),
 ]
 SWIFT_PEERS = [("hummingbird", "Hummingbird"), ("flyingfox", "FlyingFox")]
-# Targets (README, Performance): server CPU µs per request, by request.
+# Targets (bench/README.md): server CPU µs per request, by request.
 SERVER_US_TARGET = {"category": 60, "transactions": 140, "post": 120}
 PG_RATIO_MAX = 1.25      # our PostgreSQL µs/req ÷ pgbench's on the plain SQL
 PEER_RATIO_MIN = 1.3     # our req/s ÷ the best Swift peer's

@@ -323,7 +323,7 @@ REQ_TIMEOUT = 35.0   # no ordinary answer may take longer (the server's own requ
 
 
 async def current_seq():
-    """The feed's head now: the X-Sync-Seq every GET of a record carries (SPEC §5)."""
+    """The feed's head now: the X-Sync-Seq every GET of a record carries (docs/sync.md)."""
     reader, writer = await connect()
     try:
         writer.write(b"GET /profile HTTP/1.1\r\nHost: soak\r\nConnection: close\r\n\r\n")

@@ -26,7 +26,7 @@ public struct ServerConfiguration: Sendable {
     }
 }
 
-/// Size and time limits on requests (SPEC §6); exceeding one is answered by the connection.
+/// Size and time limits on requests (docs/operations.md, Limits); exceeding one is answered by the connection.
 public struct Limits: Sendable {
     /// Longest request line; longer → 414.
     public var maxRequestLineBytes: Int

@@ -3,7 +3,7 @@ import LocalPostgres
 import Logging
 import Postgres
 
-/// Where the data lives: the PostgreSQL the user named, or the embedded cluster started for them (SPEC §1).
+/// Where the data lives: the PostgreSQL the user named, or the embedded cluster started for them (docs/configuration.md).
 struct DatabaseLocation {
     /// The embedded cluster's database; the cluster's own `postgres` database stays for administration.
     static let embeddedDatabaseName = "budget"

@@ -4,7 +4,7 @@ import Foundation
 import Logging
 import Postgres
 
-/// `budget-server export`: print the whole database as a db.json that `seed` loads back unchanged (SPEC §1).
+/// `budget-server export`: print the whole database as a db.json that `seed` loads back unchanged (docs/configuration.md).
 struct Export: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Print the whole database as a json-server db.json on standard output."

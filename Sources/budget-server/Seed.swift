@@ -4,7 +4,7 @@ import Foundation
 import Logging
 import Postgres
 
-/// `budget-server seed FILE [--replace]`: load a json-server db.json, all of it or nothing (SPEC §1).
+/// `budget-server seed FILE [--replace]`: load a json-server db.json, all of it or nothing (docs/configuration.md).
 struct Seed: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Load a json-server db.json into the database.",

@@ -60,7 +60,7 @@ struct Serve: AsyncParsableCommand {
         _ = clinux_set_malloc_trim_threshold(4 << 20)
     }
 
-    /// How long in-flight requests may take to finish after a stop signal (SPEC §6).
+    /// How long in-flight requests may take to finish after a stop signal (docs/operations.md, Shutdown).
     static let gracePeriod: Duration = .seconds(10)
 
     func run() async throws {
@@ -100,7 +100,7 @@ struct Serve: AsyncParsableCommand {
         let boundPort = try server.start()
         logger.info("listening on http://\(configuration.host):\(boundPort)", metadata: [
             // Plain arithmetic: Duration.formatted loads ICU, which kept about 5 MiB resident for the life
-            // of the process for this one line (README, Performance).
+            // of the process for this one line (bench/README.md).
             "startup": "\((clock.now - startedAt).wholeMilliseconds) ms",
         ])
         if options.apiToken != nil {

@@ -3,7 +3,7 @@ import Foundation
 import HTTPServer
 import Logging
 
-/// Picks a setting from a flag, else an environment variable, else a default (SPEC §1).
+/// Picks a setting from a flag, else an environment variable, else a default (docs/configuration.md).
 enum Setting {
     static func resolve<Value: LosslessStringConvertible>(
         _ flag: Value?,

@@ -2,7 +2,7 @@ import Dispatch
 import Foundation
 import Synchronization
 
-/// SIGTERM and SIGINT, the signals that ask for a graceful stop (SPEC §6).
+/// SIGTERM and SIGINT, the signals that ask for a graceful stop (docs/operations.md, Shutdown).
 ///
 /// The first one starts the graceful stop: `wait()` returns it. A second one, while requests drain, means
 /// "stop now": the process exits at once with status 128 + that signal's number (130 for SIGINT, 143 for

@@ -6,7 +6,7 @@ import Synchronization
 import Testing
 import TestSupport
 
-/// `--api-token` (SPEC §6): a bearer token on every route but the health checks, over a real socket.
+/// `--api-token` (docs/operations.md, Authentication): a bearer token on every route but the health checks, over a real socket.
 ///
 /// Every app here has the small pool: the whole test run shares one PostgreSQL's max_connections.
 @Suite struct AuthTests {

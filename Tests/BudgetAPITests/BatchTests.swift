@@ -36,7 +36,7 @@ private func jsonEscaped(_ text: String) -> String {
     text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
 }
 
-/// `POST /batch` (SPEC §5): an offline outbox in one request, all-or-nothing when atomic.
+/// `POST /batch` (docs/sync.md): an offline outbox in one request, all-or-nothing when atomic.
 @Suite struct BatchTests {
     static let failedType = "urn:budget-server:problem:batch-operation-failed"
 

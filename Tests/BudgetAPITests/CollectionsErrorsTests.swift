@@ -2,7 +2,7 @@ import BudgetAPI
 import Foundation
 import Testing
 
-/// Where we deliberately differ from json-server (SPEC §3): 400, 404 listing names, 409, 415, 403.
+/// Where we deliberately differ from json-server (docs/json-server.md): 400, 404 listing names, 409, 415, 403.
 @Suite struct CollectionsErrorsTests {
     @Test func bodiesThatAreNotObjectsAre400AndWriteNothing() async throws {
         try await TestApp.with { app in

@@ -2,7 +2,7 @@ import BudgetAPI
 import Foundation
 import Testing
 
-/// The routes of SPEC §3 on generic collections, as json-server 0.17 clients call them.
+/// The routes of docs/json-server.md on generic collections, as json-server 0.17 clients call them.
 @Suite struct CollectionsRoutesTests {
     static let blog = #"""
         {"posts":[{"id":1,"title":"json-server","author":"typicode"}],
@@ -135,7 +135,7 @@ import Testing
     }
 }
 
-/// Generic lists through the query language (SPEC §4): jsonb paths, pages with their headers, nested lists.
+/// Generic lists through the query language (docs/json-server.md): jsonb paths, pages with their headers, nested lists.
 @Suite struct CollectionsListingTests {
     @Test func filtersSortsAndPagesGenericRecords() async throws {
         try await TestApp.with { app in

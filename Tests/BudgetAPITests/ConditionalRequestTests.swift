@@ -3,7 +3,7 @@ import Foundation
 import Testing
 import TestSupport
 
-/// ETags, `If-None-Match` and `If-Match` (SPEC §5, RFC 9110 §13) on typed and generic records and lists.
+/// ETags, `If-None-Match` and `If-Match` (docs/sync.md, RFC 9110 §13) on typed and generic records and lists.
 @Suite struct ConditionalRequestTests {
     /// A typed and a generic record, each with a path to its record and a valid PATCH body.
     static let records: [(path: String, patch: String)] = [

@@ -3,7 +3,7 @@ import Postgres
 import Testing
 import TestSupport
 
-/// Statuses of SPEC §6 as the budget API answers them, over a real socket.
+/// Statuses of docs/api.md (Errors) as the budget API answers them, over a real socket.
 @Suite struct HTTPBehaviourTests {
     @Test(arguments: [
         ("POST", "/categories", "{\"title\":", 400),

@@ -11,7 +11,7 @@ extension TestApp {
     }
 }
 
-/// `Idempotency-Key` on writes (SPEC §5): a retry replays the first answer; the key is stored in the
+/// `Idempotency-Key` on writes (docs/sync.md): a retry replays the first answer; the key is stored in the
 /// same transaction as the write; a reused key is 422, a running one 409, a malformed one 400.
 @Suite struct IdempotencyTests {
     static let keyHeader = "Idempotency-Key"

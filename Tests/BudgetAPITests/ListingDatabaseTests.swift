@@ -2,7 +2,7 @@
 import Postgres
 import Testing
 
-/// The list language run by PostgreSQL on generic documents and typed rows (SPEC §4).
+/// The list language run by PostgreSQL on generic documents and typed rows (docs/json-server.md, the query language).
 @Suite struct ListingDatabaseTests {
     static let documentsSeed = """
         INSERT INTO collections (name, kind) VALUES ('posts', 'plural'), ('other', 'plural');

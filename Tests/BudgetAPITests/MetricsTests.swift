@@ -3,7 +3,7 @@ import Synchronization
 import Testing
 import TestSupport
 
-/// `GET /metrics` (SPEC §6): Prometheus text with requests by route template and status, latency, pool use.
+/// `GET /metrics` (docs/operations.md, Metrics): Prometheus text with requests by route template and status, latency, pool use.
 ///
 /// Every app here has the small pool (two connections): the whole test run shares one PostgreSQL's
 /// max_connections.

@@ -2,7 +2,7 @@ import BudgetAPI
 import Foundation
 import Testing
 
-/// CORS, read-only mode and artificial delays: what client test suites point at (SPEC §3, §6).
+/// CORS, read-only mode and artificial delays: what client test suites point at (docs/json-server.md, docs/configuration.md).
 @Suite struct MockRemoteTests {
     @Test func everyOriginIsEchoedWithExposedHeaders() async throws {
         try await TestApp.with { app in

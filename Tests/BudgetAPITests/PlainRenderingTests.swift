@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import TestSupport
 
-/// Typed answers are written in Swift from plain columns (README, Architecture); the change feed still renders records in
+/// Typed answers are written in Swift from plain columns (docs/architecture.md); the change feed still renders records in
 /// SQL. Both must give clients the same bytes, escapes and millisecond timestamps included.
 @Suite struct PlainRenderingTests {
     /// A note with everything PostgreSQL's `to_json` escapes, and UTF-8 it passes through.

@@ -5,7 +5,7 @@ import Synchronization
 import Testing
 import TestSupport
 
-/// The no-gap proof of SPEC §5: concurrent writers whose transactions commit out of order, against a
+/// The no-gap proof of docs/change-feed.md: concurrent writers whose transactions commit out of order, against a
 /// poller that only ever passes `lastSeq` back; in the end it must have seen every record's final state.
 @Suite struct SyncConcurrencyTests {
     static let writers = 8

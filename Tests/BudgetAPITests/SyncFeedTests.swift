@@ -21,7 +21,7 @@ extension TestApp {
     }
 }
 
-/// The shape and content of `GET /changes` (SPEC §5).
+/// The shape and content of `GET /changes` (docs/sync.md).
 @Suite struct SyncFeedTests {
     @Test func feedListsEachRecordOnceAtItsLatestChange() async throws {
         try await TestApp.with(poolConfiguration: TestApp.smallPool) { app in

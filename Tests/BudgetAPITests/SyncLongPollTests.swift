@@ -3,7 +3,7 @@ import Foundation
 import Testing
 import TestSupport
 
-/// `wait` long-polls until a change commits, through any server process on the database (SPEC §5).
+/// `wait` long-polls until a change commits, through any server process on the database (docs/sync.md).
 @Suite struct SyncLongPollTests {
     @Test func aWriteThroughAnotherServerWakesALongPoll() async throws {
         try await TestApp.with(poolConfiguration: TestApp.smallPool) { first in

@@ -3,7 +3,7 @@ import Foundation
 import Testing
 import TestSupport
 
-/// `X-Sync-Seq` on every GET of a list or record (SPEC §5): load, then follow `/changes` from it.
+/// `X-Sync-Seq` on every GET of a list or record (docs/sync.md): load, then follow `/changes` from it.
 @Suite struct SyncSeqTests {
     /// Every kind of GET route, after two typed and two generic writes.
     static let readPaths = [

@@ -3,7 +3,7 @@ import Foundation
 import Testing
 import TestSupport
 
-/// Tombstones, their purge, and 410 for a `since` older than what the feed still keeps (SPEC §5).
+/// Tombstones, their purge, and 410 for a `since` older than what the feed still keeps (docs/sync.md).
 @Suite struct SyncTombstoneTests {
     @Test func tombstonesStayWithinTheRetentionWindow() async throws {
         try await TestApp.with(poolConfiguration: TestApp.smallPool) { app in

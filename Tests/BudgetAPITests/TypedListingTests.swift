@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import TestSupport
 
-/// The query language of SPEC §4 on the typed budget resources, over the real stack.
+/// The query language of docs/json-server.md on the typed budget resources, over the real stack.
 @Suite struct TypedListingTests {
     /// Two categories and five transactions with distinct amounts, dates and titles.
     private static func seedBudget(_ app: TestApp) async throws {

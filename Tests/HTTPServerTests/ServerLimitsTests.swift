@@ -91,7 +91,7 @@ extension OverRealSockets {
 }
 
 extension OverRealSockets {
-    /// Limits on connections themselves (SPEC §6, issue #6): how many, how many requests each, and a header every answer carries.
+    /// Limits on connections themselves (docs/operations.md, Limits): how many, how many requests each, and a header every answer carries.
     @Suite struct ConnectionLimits {
         @Test func theLastRequestAConnectionMayCarryIsAnsweredWithClose() async throws {
             try await withTestServer(limits: Limits(maxRequestsPerConnection: 3)) { port, _ in

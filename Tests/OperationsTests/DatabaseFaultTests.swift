@@ -4,7 +4,7 @@ import Synchronization
 import Testing
 import TestSupport
 
-/// The real server process while its database goes away, comes back, or hangs (SPEC §6: 503 with
+/// The real server process while its database goes away, comes back, or hangs (docs/operations.md: 503 with
 /// `Retry-After` while PostgreSQL is unreachable; the server reconnects by itself).
 @Suite struct DatabaseFaultTests {
     /// Requests that each need the database, one of every kind: reads, a pattern search, a write, an

@@ -3,7 +3,7 @@ import Synchronization
 import Testing
 import TestSupport
 
-/// SIGTERM and SIGINT on the real server process (SPEC §6): stop accepting, answer the requests in flight
+/// SIGTERM and SIGINT on the real server process (docs/operations.md, Shutdown): stop accepting, answer the requests in flight
 /// (long-polls at once, others when done, at most 10 s), exit 0; a second signal during that drain exits
 /// at once with 128 + its number.
 @Suite struct ShutdownTests {

@@ -44,7 +44,7 @@ public final class ServerProcess: Sendable {
         self.port = port
     }
 
-    /// Environment variables `budget-server` takes settings from (README "Configuration").
+    /// Environment variables `budget-server` takes settings from (docs/configuration.md).
     static let settingVariables: Set<String> = [
         "HOST", "PORT", "DATABASE_URL", "BUDGET_DATA_DIR", "MIGRATIONS_DIR", "POOL_SIZE", "LOG_LEVEL", "LOG_FORMAT",
         "BUDGET_API_TOKEN",

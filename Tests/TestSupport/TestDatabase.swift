@@ -6,8 +6,8 @@ import Postgres
 /// Throwaway PostgreSQL databases for tests, each a copy of one migrated template.
 ///
 /// The first call starts one private cluster for the whole test process in a short folder under /tmp
-/// (or uses the server in `DATABASE_URL` when set), creates a template database and applies
-/// /work/main/migrations to it once. Every `fresh()` then copies the template with
+/// (or uses the server in `DATABASE_URL` when set), creates a template database and applies the
+/// package's `migrations/` to it once. Every `fresh()` then copies the template with
 /// `CREATE DATABASE … TEMPLATE`, so suites run in parallel without seeing each other's rows.
 /// The cluster is stopped and its folder removed when the process exits.
 public enum TestDatabase {
@@ -27,7 +27,7 @@ public enum TestDatabase {
         try await setUp.value.serverURL
     }
 
-    /// /work/main/migrations, found from this file's real location (symlinks resolved).
+    /// The package's `migrations/`, found from this file's real location (symlinks resolved).
     public static let migrationsDirectory = URL(fileURLWithPath: #filePath).resolvingSymlinksInPath()
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         .appendingPathComponent("migrations")

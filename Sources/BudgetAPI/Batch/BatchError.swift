@@ -1,6 +1,6 @@
 import HTTPServer
 
-/// The ways a batch as a whole is refused (SPEC §5).
+/// The ways a batch as a whole is refused (docs/sync.md, Batch push).
 enum BatchError: ProblemConvertible {
     case tooManyOperations(Int, maximum: Int)
     /// An atomic batch stopped at this operation and rolled everything back.

@@ -1,6 +1,6 @@
 import HTTPServer
 
-/// A `POST /batch` body (SPEC §5), checked whole before any operation runs, so that a malformed batch
+/// A `POST /batch` body (docs/sync.md), checked whole before any operation runs, so that a malformed batch
 /// writes nothing: `{"atomic":true,"operations":[{"method":"POST","path":"/categories","body":{…},
 /// "idempotencyKey":"…","ifMatch":"\"…\""},…]}`.
 struct BatchRequest: Sendable {
@@ -26,7 +26,7 @@ struct BatchRequest: Sendable {
     }
 
     static let writeMethods: [Method] = [.post, .put, .patch, .delete]
-    /// Longer paths would have been refused as URLs (SPEC §6: 414 over 8 KiB).
+    /// Longer paths would have been refused as URLs (414 over 8 KiB: docs/operations.md, Limits).
     static let maximumPathBytes = 8 * 1024
 
     let isAtomic: Bool

@@ -7,7 +7,7 @@ struct CategoryFields: Sendable {
     var amount: Money?
 
     static let known: Set<String> = ["id", "title", "amount"]
-    /// Computed or server-kept fields that clients may send back; writes ignore them (SPEC §2).
+    /// Computed or server-kept fields that clients may send back; writes ignore them (docs/api.md).
     static let readOnly: Set<String> = ["spent", "remaining", "createdAt", "updatedAt", "version", "transactions"]
 
     /// Validates one JSON object, reporting every invalid field at once (422).

@@ -1,6 +1,6 @@
 import HTTPServer
 
-/// The ways a request on a generic collection can fail, each knowing its problem (SPEC §3, §6).
+/// The ways a request on a generic collection can fail, each knowing its problem (docs/json-server.md, docs/api.md).
 enum CollectionError: ProblemConvertible {
     /// No seed defined this name; `existing` lists every name that answers, typed ones included.
     case unknownCollection(String, existing: [String])

@@ -1,7 +1,7 @@
 import HTTPServer
 import Postgres
 
-/// How a list request on a generic collection is answered: the query language of SPEC §4 over `documents.doc`.
+/// How a list request on a generic collection is answered: the query language of docs/json-server.md over `documents.doc`.
 ///
 /// Filters, sorting and pages come from `Listing/` (every generic field is a bound jsonb path); without them
 /// the records come in creation order, as json-server keeps its arrays.

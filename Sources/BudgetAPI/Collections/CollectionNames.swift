@@ -1,12 +1,12 @@
 /// The rules for naming generic collections: which names are free, and the singular form of a plural name.
 ///
 /// json-server links records by `<singular collection>Id` (`comments.postId` → `posts`), so deleting a post
-/// and the nested route `/posts/1/comments` both need the singular of `posts` (SPEC §3).
+/// and the nested route `/posts/1/comments` both need the singular of `posts` (docs/json-server.md).
 enum CollectionNames {
     /// Top-level paths the server itself answers; a seed or `PUT /db` may not define them.
     static let reserved: Set<String> = ["db", "health", "ready", "metrics", "changes", "batch"]
 
-    /// Names with relational tables of their own (SPEC §2); a seed's records for them go there.
+    /// Names with relational tables of their own (docs/api.md); a seed's records for them go there.
     static let typed: [String] = [Categories.collection, Transactions.collection]
 
     /// Whether `name` fits the `collections_name_format` constraint of migrations/0005.

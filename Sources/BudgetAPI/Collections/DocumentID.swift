@@ -1,7 +1,7 @@
 /// The id of a generic record: the JSON value the client chose (an integer or a string) and its text key.
 ///
 /// `documents.id` holds the text, so `1` and `"1"` name the same record, as they do in a URL; the body keeps
-/// the JSON type the client used, so a client decoding `Int` ids gets integers back (SPEC §3).
+/// the JSON type the client used, so a client decoding `Int` ids gets integers back (docs/json-server.md).
 struct DocumentID: Sendable, Equatable {
     /// `.number` with an integer literal, or a non-empty `.string`.
     let value: JSONValue

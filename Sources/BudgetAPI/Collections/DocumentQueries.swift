@@ -47,7 +47,7 @@ enum DocumentQueries {
         return "SELECT body FROM documents WHERE collection = \(collection) AND id = \(key)\(unsafeSQL: lock)"
     }
 
-    /// Writes a new body; every write counts in `version` and `updated_at`, which sync builds on (SPEC §5).
+    /// Writes a new body; every write counts in `version` and `updated_at`, which sync builds on (docs/sync.md).
     static func update(_ key: String, in collection: String, to body: JSONObject) -> Query {
         """
         UPDATE documents

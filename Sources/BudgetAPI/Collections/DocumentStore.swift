@@ -3,7 +3,7 @@ import Postgres
 /// Reads and writes generic records on one connection, inside the caller's database transaction.
 ///
 /// Bodies that change are read, changed in Swift and written back whole: jsonb would reorder members and
-/// normalize numbers, and SPEC §3 wants records back exactly as written.
+/// normalize numbers, and records must come back exactly as written (docs/json-server.md).
 struct DocumentStore {
     let connection: Connection
 
@@ -33,7 +33,7 @@ struct DocumentStore {
         return try DocumentRelation.resolve(embeds: embeds, expands: expands, on: collection, among: plurals)
     }
 
-    /// Creates a record under the client's id, or the next integer id when it gave none (SPEC §3).
+    /// Creates a record under the client's id, or the next integer id when it gave none (docs/json-server.md).
     func create(_ members: JSONObject, in collection: String) throws -> (id: DocumentID, body: [UInt8]) {
         let id: DocumentID
         if let chosen = try members.documentID() {

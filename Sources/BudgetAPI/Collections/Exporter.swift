@@ -1,6 +1,6 @@
 import Postgres
 
-/// Writes the whole database as a json-server db.json, the shape `Seeder` loads back unchanged (SPEC §1).
+/// Writes the whole database as a json-server db.json, the shape `Seeder` loads back unchanged (docs/configuration.md, export).
 ///
 /// The typed tables come first, as their API JSON without the computed `spent` and `remaining`; then every
 /// generic collection in the order it was defined, each record's body exactly as stored.

@@ -2,7 +2,7 @@ import Postgres
 
 /// A db.json document checked and sorted into what goes where, before anything is written.
 ///
-/// Every top-level array is a collection and every top-level object a singular resource (SPEC §1);
+/// Every top-level array is a collection and every top-level object a singular resource (docs/json-server.md);
 /// `categories` and `transactions` go through the typed validation instead. All issues are collected, so an
 /// author fixes the file in one pass.
 struct SeedPlan {

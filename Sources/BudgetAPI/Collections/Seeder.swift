@@ -1,6 +1,6 @@
 import Postgres
 
-/// Loads a json-server db.json into the database, all of it or nothing (SPEC §1, §3).
+/// Loads a json-server db.json into the database, all of it or nothing (docs/configuration.md, seed).
 ///
 /// Blocking: every call runs libpq on the caller's thread, so call it from a command's main thread or
 /// inside `Database.transaction`, never directly on Swift's cooperative pool.

@@ -1,6 +1,6 @@
 import HTTPServer
 
-/// The ways a budget request can fail, each knowing its RFC 9457 problem (SPEC §6).
+/// The ways a budget request can fail, each knowing its RFC 9457 problem (docs/api.md, Errors).
 ///
 /// Handlers throw these; `DatabaseErrorMiddleware` turns database facts into them; the HTTP server renders
 /// them. Anything else thrown becomes a bare 500.

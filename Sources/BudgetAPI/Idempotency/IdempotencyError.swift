@@ -1,6 +1,6 @@
 import HTTPServer
 
-/// The ways a request with an idempotency key is refused (SPEC §5).
+/// The ways a request with an idempotency key is refused (docs/sync.md, Idempotency keys).
 enum IdempotencyError: ProblemConvertible {
     /// The key is missing its quotes' end, too long, empty or holds characters a header cannot carry.
     case malformedKey(String)

@@ -1,6 +1,6 @@
 import HTTPServer
 
-/// A client's `Idempotency-Key` (SPEC §5): the header's value as the IETF draft writes it (a quoted
+/// A client's `Idempotency-Key` (docs/sync.md): the header's value as the IETF draft writes it (a quoted
 /// structured-field string) or bare, unquoted and checked.
 struct IdempotencyKey: Sendable, Hashable, CustomStringConvertible {
     static let headerName = "Idempotency-Key"

@@ -44,7 +44,7 @@ enum DocumentConditions {
 
     /// The JSON values query text can mean: always the string, and the number, boolean or null it spells.
     ///
-    /// SPEC §4: a number-looking value matches the number (numerically: `1` finds `1.0`) and a string holding
+    /// docs/json-server.md: a number-looking value matches the number (numerically: `1` finds `1.0`) and a string holding
     /// the same text; json-server 0.17 compared `String(member) === value`, so `true` also finds the boolean.
     static func candidates(_ raw: String) -> [JSONValue] {
         var values: [JSONValue] = [.string(raw)]

@@ -14,7 +14,8 @@ enum FieldReference: Sendable, Equatable {
     case document(column: String, path: [String])
 }
 
-/// The SQL types a typed field can have; each decides how query text is read (SPEC §4: by the value's type).
+/// The SQL types a typed field can have; each decides how query text is read (values compare by type:
+/// docs/json-server.md, the query language).
 enum ColumnType: Sendable, Equatable {
     case integer, money, text, date, timestamp, boolean
 
@@ -61,7 +62,7 @@ struct ColumnCatalog: FieldCatalog {
     func field(_ path: [String]) throws -> FieldReference {
         let name = path.joined(separator: ".")
         guard let column = columns.first(where: { $0.name == name }) else {
-            // SPEC §4: on typed resources an unknown field is a 400 that lists the known fields.
+            // docs/json-server.md: on typed resources an unknown field is a 400 that lists the known fields.
             let known = columns.map(\.name).joined(separator: ", ")
             throw APIError.malformedQuery("unknown field '\(name)' for a \(recordName); known fields: \(known)")
         }

@@ -8,7 +8,7 @@ struct FieldKey: Sendable, Equatable {
     /// The operator word as written (`gte`, `in`, `like`, …).
     var operatorName: String
 
-    /// Operator words accepted after `_` or `:`, as SPEC §4 lists them, plus 0.17's `like`.
+    /// Operator words accepted after `_` or `:`, as docs/json-server.md lists them, plus 0.17's `like`.
     static let operatorNames = ["eq", "ne", "lt", "lte", "gt", "gte", "in", "like", "contains", "startsWith", "endsWith"]
 
     init(_ name: String) throws {

@@ -2,7 +2,7 @@ import HTTPServer
 import Postgres
 
 /// A list request planned against a catalog, and its answer: the page of records with `X-Total-Count` and
-/// `Link`, or the 1.x envelope (SPEC §4).
+/// `Link`, or the 1.x envelope (docs/json-server.md, the query language).
 struct ListAnswer: Sendable {
     /// How long a list with regular expressions or `q=` may run, so a hostile pattern cannot hold a connection.
     static let patternTimeout = "2s"

@@ -14,7 +14,7 @@ struct ListPlan: Sendable {
     /// How many matching records to skip; for the 1.x envelope this is the requested page's offset, before
     /// clamping to the last page (`selectPage` clamps in SQL, `ListResponse.envelope` the same way).
     var offset: Int
-    /// Regular expressions or substring search are present: run under a short statement timeout (SPEC §4).
+    /// Regular expressions or substring search are present: run under a short statement timeout (docs/operations.md, Limits).
     var usesPatterns: Bool
     /// What the answer must carry besides the records: X-Total-Count, Link, or the envelope.
     var pagination: Pagination

@@ -1,4 +1,5 @@
-/// What a list request asked for (SPEC §4), parsed from the query items; field names are still unchecked text.
+/// What a list request asked for (docs/json-server.md, the query language), parsed from the query items;
+/// field names are still unchecked text.
 ///
 /// `ListQuery.parse` reads both json-server dialects into this one shape; `ListPlan` later checks the field
 /// names against a `FieldCatalog` and turns the whole thing into SQL.

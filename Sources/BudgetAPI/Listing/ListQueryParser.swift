@@ -71,7 +71,8 @@ extension ListQuery {
     private static func pagination(_ values: [String: String]) throws -> Pagination {
         func count(_ name: String) throws -> Int? {
             guard let text = values[name] else { return nil }
-            // Deliberately stricter than json-server's parseInt: `_page=abc` is a 400, not page 1 (SPEC §4, issue 3).
+            // Deliberately stricter than json-server's parseInt: `_page=abc` is a 400, not page 1
+            // (docs/json-server.md, where we differ).
             guard !text.isEmpty, text.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) else {
                 throw APIError.malformedQuery("\(name) must be a whole number of 0 or more; it was '\(text)'")
             }

@@ -1,4 +1,4 @@
-/// The filterable fields of the typed budget resources, named as their JSON names them (SPEC §2).
+/// The filterable fields of the typed budget resources, named as their JSON names them (docs/api.md).
 ///
 /// The SQL assumes the aliases of `CategoryQueries` (`c` for the category row, `b` for its balance) and of
 /// `TransactionQueries` (`t`); a list query built from these catalogs must select from those aliases.

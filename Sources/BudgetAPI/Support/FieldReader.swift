@@ -2,7 +2,7 @@ import HTTPServer
 
 /// Reads the members of a JSON object body, collecting every invalid field instead of stopping at the first.
 ///
-/// SPEC §6 asks for `errors` naming every invalid field at once; each accessor returns nil for an absent or
+/// A 422 lists every invalid field at once in `errors` (docs/api.md, Errors); each accessor returns nil for an absent or
 /// invalid member and records why in `errors`.
 struct FieldReader {
     private let members: JSONObject

@@ -1,8 +1,8 @@
 /// A parsed JSON document that keeps every number as the exact text the client sent.
 ///
-/// Foundation's parsers turn numbers into `Double`; SPEC §2 forbids a binary float anywhere on the money
-/// path, and SPEC §3 wants documents back with every digit, so bodies are read with `JSONParser` into this
-/// type and written back with `JSONWriter`.
+/// Foundation's parsers turn numbers into `Double`; no binary float may touch the money path (docs/api.md,
+/// Money), and generic documents come back with every digit (docs/json-server.md), so bodies are read
+/// with `JSONParser` into this type and written back with `JSONWriter`.
 public enum JSONValue: Equatable, Sendable {
     case null
     case bool(Bool)

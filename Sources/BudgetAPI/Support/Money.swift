@@ -1,6 +1,6 @@
 /// An exact amount of money in cents, as stored in a `numeric(14,2)` column.
 ///
-/// Parsed from the decimal text of a JSON number or string, never through a binary float (SPEC §2).
+/// Parsed from the decimal text of a JSON number or string, never through a binary float (docs/api.md, Money).
 public struct Money: Hashable, Comparable, Sendable, CustomStringConvertible {
     /// numeric(14,2) holds at most 12 digits before the decimal point.
     public static let maximumCents: Int64 = 999_999_999_999_99

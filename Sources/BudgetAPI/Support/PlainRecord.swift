@@ -3,7 +3,7 @@ import Postgres
 /// A typed record read as plain columns and written as JSON in Swift, byte for byte as `row_to_json` writes it.
 ///
 /// PostgreSQL is the one tier that cannot be scaled out, and rendering JSON there (`row_to_json`, `to_char`,
-/// `string_agg`) cost most of a read's CPU (README, Performance). Each member pairs its JSON name with
+/// `string_agg`) cost most of a read's CPU (bench/README.md). Each member pairs its JSON name with
 /// the SQL expression that selects it, so a `*Queries` file states both at once and their order cannot drift.
 /// The SQL renderers stay for the change feed, `_embed`/`_expand` and export, which must write the same bytes.
 struct PlainRecord: Sendable {

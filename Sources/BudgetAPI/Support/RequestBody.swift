@@ -1,6 +1,6 @@
 import HTTPServer
 
-/// Turns a request's bytes into JSON after checking its media type (SPEC §6: 400, 415).
+/// Turns a request's bytes into JSON after checking its media type (400, 415: docs/api.md, Errors).
 enum RequestBody {
     static let json = "application/json"
     static let mergePatch = "application/merge-patch+json"
@@ -36,7 +36,7 @@ enum RequestBody {
         return members
     }
 
-    /// The body as one object or an array of objects (a bulk create, SPEC §2/§3).
+    /// The body as one object or an array of objects (a bulk create, all or nothing: docs/api.md).
     static func objects(_ request: Request) throws -> (records: [JSONObject], isArray: Bool) {
         switch try parse(request) {
         case .object(let members):

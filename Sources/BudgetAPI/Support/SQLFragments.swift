@@ -21,7 +21,7 @@ enum SQLFragments {
         "coalesce('[' || string_agg((\(element))::text, ',' ORDER BY \(orderBy)) || ']', '[]')"
     }
 
-    /// Today's date in UTC, the default for a transaction's `date` (SPEC §2).
+    /// Today's date in UTC, the default for a transaction's `date` (docs/api.md).
     static let todayUTC = "(now() AT TIME ZONE 'UTC')::date"
 }
 

@@ -1,7 +1,7 @@
 import HTTPServer
 import Postgres
 
-/// A relational resource served over the REST conventions of SPEC §2: the SQL and validation that differ
+/// A relational resource served over the REST conventions of docs/api.md: the SQL and validation that differ
 /// between categories and transactions, so that `RecordRoutes` can hold the HTTP logic once.
 protocol TypedResource: Sendable {
     associatedtype Fields: Sendable

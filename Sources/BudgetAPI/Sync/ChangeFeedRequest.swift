@@ -1,6 +1,6 @@
 import HTTPServer
 
-/// The query of `GET /changes` (SPEC §5), checked: `since`, `limit`, `collection` and `wait`.
+/// The query of `GET /changes` (docs/sync.md), checked: `since`, `limit`, `collection` and `wait`.
 struct ChangeFeedRequest: Sendable, Equatable {
     /// Changes with a seq above this are wanted; 0 means from the beginning.
     var since: Int64 = 0
@@ -12,7 +12,7 @@ struct ChangeFeedRequest: Sendable, Equatable {
 
     static let defaultLimit = 100
     static let limitRange = 1...1000
-    /// SPEC §5: `wait` is at most 60 s, which also stays under the server's 60 s idle timeout.
+    /// docs/sync.md: `wait` is at most 60 s, which also stays under the server's 60 s idle timeout.
     static let waitRange = 0...60
 
     /// Reads the query items; anything malformed is a 400 that names the parameter.

@@ -24,7 +24,7 @@ enum ResponseSerializer {
             // RFC 9112 §9.3: an HTTP/1.0 client persists only when told so.
             append("Connection: keep-alive\r\n", to: &bytes)
         }
-        // SPEC §6: no browser may guess a type other than the one declared, on any answer.
+        // docs/operations.md, Limits: no browser may guess a type other than the one declared, on any answer.
         append("X-Content-Type-Options: nosniff\r\nX-Request-Id: \(requestID)\r\n\r\n", to: &bytes)
         if sendsBody { bytes.append(contentsOf: response.body) }
         return bytes
