@@ -14,7 +14,7 @@ public final class Server: Sendable {
 
     private let configuration: ServerConfiguration
     private let logger: Logger
-    private let loopSetup: LoopSetup
+    private let handlerForLoop: LoopSetup
     private let running = Mutex<Running?>(nil)
 
     /// A server whose every event loop serves `handler`.
@@ -25,7 +25,7 @@ public final class Server: Sendable {
     /// A server whose event loops each serve the handler `handlerForLoop` makes on that loop's thread as it
     /// starts, so the handler can hold what belongs to its loop (database connections driven by its epoll).
     public init(configuration: ServerConfiguration, logger: Logger, handlerForLoop: @escaping LoopSetup) {
-        self.loopSetup = handlerForLoop
+        self.handlerForLoop = handlerForLoop
         self.configuration = configuration
         self.logger = logger
     }
@@ -40,7 +40,7 @@ public final class Server: Sendable {
                 let port = try listener.localAddress().port
                 let group = LoopGroup()
                 let loops = try (0..<max(1, configuration.eventLoopCount)).map { _ in
-                    try EventLoop(listener: listener, limits: configuration.limits, group: group, setup: loopSetup, logger: logger)
+                    try EventLoop(listener: listener, limits: configuration.limits, group: group, setup: handlerForLoop, logger: logger)
                 }
                 group.join(loops)
                 loops.forEach { $0.start() }

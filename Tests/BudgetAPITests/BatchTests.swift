@@ -410,7 +410,7 @@ private func jsonEscaped(_ text: String) -> String {
     }
 
     /// The 255 limit is the table's (char_length): a key of 200 "é" written as e + U+0301 (200 grapheme clusters,
-    /// 400 code points) used to pass validation, fail the INSERT's CHECK above DatabaseErrorMiddleware and turn
+    /// 400 code points) used to pass validation, fail the INSERT's CHECK outside the operation's error handling and turn
     /// the whole batch into a 500.
     @Test func aBatchKeyOver255CodePointsIs422Not500() async throws {
         try await TestApp.with { app in

@@ -15,7 +15,7 @@ public func testOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
 struct RequestHeadTarget {
     static let limits = [Limits(), Limits(maxRequestLineBytes: 48, maxHeaderBytes: 96, maxBodyBytes: 100)]
 
-    /// The statuses a framing fault may be answered with (SPEC §6; 505 for a foreign HTTP version).
+    /// The statuses a framing fault may be answered with (docs/operations.md, Limits; 505 for a foreign HTTP version).
     static let framingStatuses: Set = [400, 413, 414, 431, 505]
 
     let limits: Limits

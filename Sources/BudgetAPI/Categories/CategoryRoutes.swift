@@ -1,7 +1,7 @@
 import HTTPServer
 import Postgres
 
-/// Budget categories as a typed resource: `/categories` and `/categories/:id` (SPEC §2).
+/// Budget categories as a typed resource: `/categories` and `/categories/:id` (docs/api.md).
 struct Categories: TypedResource {
     static let collection = "categories"
     static let recordName = "category"

@@ -1,7 +1,7 @@
 import HTTPServer
 import Postgres
 
-/// The json-server routes of the generic collections (SPEC §3): plural and singular resources, nested
+/// The json-server routes of the generic collections (docs/json-server.md): plural and singular resources, nested
 /// children, and the whole database at `/db`.
 ///
 /// Registered after the typed routes: the router prefers literal segments, so `/categories…` stays typed

@@ -1,7 +1,7 @@
 import HTTPServer
 import Postgres
 
-/// `GET|POST /:name/:id/:child`: the records of `child` that name one parent record (SPEC §3).
+/// `GET|POST /:name/:id/:child`: the records of `child` that name one parent record (docs/json-server.md).
 ///
 /// json-server links a child to its parent by `<singular parent>Id`, e.g. `/posts/1/comments` holds the
 /// comments whose `postId` is 1.

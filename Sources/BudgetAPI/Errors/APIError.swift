@@ -2,7 +2,7 @@ import HTTPServer
 
 /// The ways a budget request can fail, each knowing its RFC 9457 problem (docs/api.md, Errors).
 ///
-/// Handlers throw these; `DatabaseErrorMiddleware` turns database facts into them; the HTTP server renders
+/// Handlers throw these; `APIError.translating` turns database facts into them; `Problem.answer` renders
 /// them. Anything else thrown becomes a bare 500.
 enum APIError: ProblemConvertible {
     case malformedBody(String)

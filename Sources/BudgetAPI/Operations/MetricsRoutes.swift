@@ -3,7 +3,7 @@ import HTTPServer
 import Postgres
 import Prometheus
 
-/// `GET /metrics`: everything the registry holds, in Prometheus' text format (SPEC §6).
+/// `GET /metrics`: everything the registry holds, in Prometheus' text format (docs/operations.md).
 ///
 /// The request metrics come from `RequestMetrics` as requests are answered; the gauges below are
 /// sampled when Prometheus scrapes, since pool use and long-poll waiters are states, not events:

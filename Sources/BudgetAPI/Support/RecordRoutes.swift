@@ -1,7 +1,7 @@
 import HTTPServer
 import Postgres
 
-/// The REST routes of one typed resource (SPEC §2): list, create (one or all-or-nothing many), read,
+/// The REST routes of one typed resource (docs/api.md): list, create (one or all-or-nothing many), read,
 /// replace-or-create, merge, delete.
 struct RecordRoutes<Resource: TypedResource>: Sendable {
     func register(in router: inout Router<Database>) {
@@ -19,7 +19,7 @@ struct RecordRoutes<Resource: TypedResource>: Sendable {
         router.delete(record) { request, database in try await delete(request, database: database) }
     }
 
-    /// The records the query language picks (SPEC §4), in id order unless `_sort` says otherwise.
+    /// The records the query language picks (docs/json-server.md), in id order unless `_sort` says otherwise.
     func list(_ request: Request, database: Database) async throws -> Response {
         let answer = try ListAnswer(request: request, catalog: Resource.catalog)
         let element = try Resource.listElement(for: request)
@@ -34,7 +34,7 @@ struct RecordRoutes<Resource: TypedResource>: Sendable {
         return .json(record)
     }
 
-    /// Creates the records of an object or array body; an array is inserted all-or-nothing (SPEC §2, §3).
+    /// Creates the records of an object or array body; an array is inserted all-or-nothing (docs/api.md).
     func create(
         _ request: Request,
         database: Database,

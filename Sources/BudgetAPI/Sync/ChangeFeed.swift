@@ -48,32 +48,30 @@ struct ChangeFeed: Sendable {
     /// The changes after `request.since` (at most `request.limit`), answered at once.
     func page(for request: ChangeFeedRequest) async throws -> ChangePage {
         let query = ChangeFeedQueries.page(since: request.since, limit: request.limit, collection: request.collection)
-        let limit = request.limit
-        return try await database.run { connection in
-            let result = try connection.query(query)
-            let first = result[0]  // the state row is always there; the LEFT JOIN keeps it
-            var changes: [[UInt8]] = []
-            var seqs: [Int64] = []
-            for row in result {
-                guard let seq = try row.decode(Int64?.self, at: 3), let change = row.bytes(at: 4) else { continue }
-                seqs.append(seq)
-                changes.append(change)
-            }
-            let hasMore = changes.count > limit
-            if hasMore {
-                changes.removeLast()
-                seqs.removeLast()
-            }
-            // On the last page the snapshot holds nothing newer (for this filter) up to the position, and
-            // later commits get larger seqs, so the client may jump there: a filtered reader skips the
-            // other collections' seqs, and a full read from 0 lands past the purge horizon.
-            let position = try first.decode(Int64.self, at: 1)
-            return ChangePage(
-                changes: changes,
-                lastSeq: hasMore ? seqs[seqs.count - 1] : max(seqs.last ?? 0, position),
-                hasMore: hasMore,
-                purgedSeq: try first.decode(Int64.self, at: 0),
-                isCollectionKnown: try first.decode(Bool.self, at: 2))
+        // One statement: on the event loop's own connection, outside a request transaction.
+        let result = try await database.query(query)
+        let first = result[0]  // the state row is always there; the LEFT JOIN keeps it
+        var changes: [[UInt8]] = []
+        var seqs: [Int64] = []
+        for row in result {
+            guard let seq = try row.decode(Int64?.self, at: 3), let change = row.bytes(at: 4) else { continue }
+            seqs.append(seq)
+            changes.append(change)
         }
+        let hasMore = changes.count > request.limit
+        if hasMore {
+            changes.removeLast()
+            seqs.removeLast()
+        }
+        // On the last page the snapshot holds nothing newer (for this filter) up to the position, and
+        // later commits get larger seqs, so the client may jump there: a filtered reader skips the
+        // other collections' seqs, and a full read from 0 lands past the purge horizon.
+        let position = try first.decode(Int64.self, at: 1)
+        return ChangePage(
+            changes: changes,
+            lastSeq: hasMore ? seqs[seqs.count - 1] : max(seqs.last ?? 0, position),
+            hasMore: hasMore,
+            purgedSeq: try first.decode(Int64.self, at: 0),
+            isCollectionKnown: try first.decode(Bool.self, at: 2))
     }
 }

@@ -1,7 +1,7 @@
 import HTTPServer
 import Postgres
 
-/// Transactions as a typed resource: `/transactions` and `/transactions/:id` (SPEC §2).
+/// Transactions as a typed resource: `/transactions` and `/transactions/:id` (docs/api.md).
 struct Transactions: TypedResource {
     static let collection = "transactions"
     static let recordName = "transaction"
@@ -37,7 +37,7 @@ struct Transactions: TypedResource {
     }
 }
 
-/// `/categories/:id/transactions`: one category's transactions, and creating one under it (SPEC §2).
+/// `/categories/:id/transactions`: one category's transactions, and creating one under it (docs/api.md).
 struct CategoryTransactionRoutes: Sendable {
     func register(in router: inout Router<Database>) {
         router.get("/categories/:id/transactions") { request, database in try await list(request, database: database) }

@@ -9,11 +9,11 @@ public struct Request: Sendable {
     public var query: [(name: String, value: String)]
     public var headers: Headers
     public var body: [UInt8]
-    /// Path parameters, filled in by `Router`.
+    /// Path parameters, filled in by `Router.resolve`.
     public var parameters = Parameters()
     /// The template of the route the path belongs to, e.g. `"/categories/:id"`, never the raw path; nil
-    /// while unknown or when no route has this path. Set by `RouteMiddleware` before anything else runs
-    /// and by `Router`, so logs and metrics can name a route without unbounded label values.
+    /// while unknown or when no route has this path. Set by `Router.resolve` before anything else runs, so
+    /// logs and metrics can name a route without unbounded label values.
     public var route: String?
     /// The client's sane `X-Request-Id`, or one the server made up.
     public var id: String
