@@ -104,7 +104,9 @@ import TestSupport
 
     @Test func longPollWaitersAreSampledAtScrape() async throws {
         try await TestApp.with(poolConfiguration: TestApp.smallPool) { app in
-            async let polled = app.request("GET", "/changes?since=0&wait=60")
+            // The poll is answered only after the scrapes below and a write; its client waits for that far
+            // longer than the 10 s that ran out (recv EAGAIN) on a loaded machine, and less than the wait.
+            async let polled = app.request("GET", "/changes?since=0&wait=60", timeout: .seconds(50))
             // The listener's first LISTEN wakes every waiter once to look again, so a waiter seen once may be
             // re-registering at the moment of a scrape: poll the scrape itself until it shows the one waiter.
             var lines: [String] = []

@@ -1,17 +1,20 @@
-import BudgetAPI
+@testable import BudgetAPI
 import Foundation
 import Testing
 import TestSupport
 
 /// `wait` long-polls until a change commits, through any server process on the database (docs/sync.md).
 @Suite struct SyncLongPollTests {
+    /// The read timeout of a long-poll's client: a hang detector far above what a loaded machine takes to
+    /// answer a woken poll, and below the polls' `wait=60`, so that a poll no change woke fails the test.
+    static let pollTimeout = Duration.seconds(50)
+
     @Test func aWriteThroughAnotherServerWakesALongPoll() async throws {
         try await TestApp.with(poolConfiguration: TestApp.smallPool) { first in
             try await TestApp.with(databaseURL: first.databaseURL, poolConfiguration: TestApp.smallPool) { second in
-                // The wait is far longer than the test client's 10 s read timeout: only a notification can
-                // answer this poll in time, however slow a loaded machine is.
-                async let polled = first.request("GET", "/changes?since=0&wait=60")
-                try await Task.sleep(for: .milliseconds(400))
+                // The wait outlasts the client's read timeout: only a notification can answer this poll in time.
+                async let polled = first.request("GET", "/changes?since=0&wait=60", timeout: Self.pollTimeout)
+                try await waitUntil("the long-poll waits") { first.service.longPollWaiters == 1 }
                 let created = try await second.request("POST", "/categories", json: #"{"title":"Woken","amount":1}"#)
                 #expect(created.status == 201)
                 let response = try await polled
@@ -35,16 +38,31 @@ import TestSupport
 
     @Test func aChangeInAnotherCollectionDoesNotEndAFilteredWait() async throws {
         try await TestApp.with(poolConfiguration: TestApp.smallPool) { app in
-            let start = ContinuousClock.now
-            async let polled = app.request("GET", "/changes?collection=transactions&wait=2")
-            try await Task.sleep(for: .milliseconds(300))
-            _ = try await app.request("POST", "/categories", json: #"{"title":"Other","amount":1}"#)
+            let notifications = app.service.notifications
+            // Listening first: the listener's first LISTEN wakes every waiter once, which is not the change.
+            try await waitUntil("the listener is listening") {
+                await notifications.wait(after: 0, timeout: .seconds(1)) > 0
+            }
+            async let polled = app.request("GET", "/changes?collection=transactions&wait=60", timeout: Self.pollTimeout)
+            try await waitUntil("the filtered long-poll waits") { app.service.longPollWaiters == 1 }
+            let before = notifications.generation
+            let category = try await app.request("POST", "/categories", json: #"{"title":"Other","amount":1}"#)
+            #expect(category.status == 201)
+            // The category's change wakes every waiter (which removes it); the filtered poll finds nothing for
+            // `transactions` and waits again. A poll that the wake ended would never be back among the waiters.
+            try await waitUntil("the poll, woken by the category's change, waits again") {
+                notifications.generation > before && app.service.longPollWaiters == 1
+            }
+            // Only a transaction ends the wait, and the answer holds only it.
+            let transaction = try await app.request(
+                "POST", "/transactions", json: #"{"categoryId":1,"title":"Mine","amount":2}"#)
+            #expect(transaction.status == 201, "\(transaction.text)")
             let response = try await polled
-            // The category's change woke the poll, which found nothing for `transactions` and waited on. Its
-            // lastSeq is 1 when the write committed within the wait, 0 when a loaded machine was slower.
-            #expect(response.text == #"{"changes":[],"lastSeq":1,"hasMore":false}"#
-                || response.text == #"{"changes":[],"lastSeq":0,"hasMore":false}"#)
-            #expect(ContinuousClock.now - start >= .milliseconds(1900))
+            #expect(response.status == 200)
+            let changes = response.object["changes"] as? [[String: Any]] ?? []
+            #expect(changes.map { $0["collection"] as? String } == ["transactions"], "\(response.text)")
+            #expect((changes.first?["seq"] as? NSNumber)?.int64Value == 2, "\(response.text)")
+            #expect((response.object["lastSeq"] as? NSNumber)?.int64Value == 2, "\(response.text)")
         }
     }
 
@@ -54,10 +72,11 @@ import TestSupport
             try await withThrowingTaskGroup(of: Bool.self) { group in
                 for _ in 0..<pollers {
                     group.addTask {
-                        try await app.request("GET", "/changes?since=0&wait=60").text.contains(#""title":"Many""#)
+                        try await app.request("GET", "/changes?since=0&wait=60", timeout: Self.pollTimeout)
+                            .text.contains(#""title":"Many""#)
                     }
                 }
-                try await Task.sleep(for: .milliseconds(500))
+                try await waitUntil("every long-poll waits") { app.service.longPollWaiters == pollers }
                 _ = try await app.request("POST", "/categories", json: #"{"title":"Many","amount":1}"#)
                 var woken = 0
                 for try await sawChange in group where sawChange { woken += 1 }
@@ -87,7 +106,7 @@ import TestSupport
     @Test func shuttingDownAnswersWaitingLongPolls() async throws {
         let app = try await TestApp(poolConfiguration: TestApp.smallPool)
         _ = try await app.request("POST", "/categories", json: #"{"title":"Before","amount":1}"#)
-        async let polled = app.request("GET", "/changes?since=1&wait=60")
+        async let polled = app.request("GET", "/changes?since=1&wait=60", timeout: Self.pollTimeout)
         try await waitUntil("the long-poll waits") { app.service.longPollWaiters == 1 }
         // What a SIGTERM does (Serve.swift): answer the pollers, then drain with a grace period far below the wait.
         await app.stop()

@@ -58,10 +58,11 @@ final class TestApp: Sendable {
         _ method: String,
         _ path: String,
         json body: String? = nil,
-        headers: [(String, String)] = []
+        headers: [(String, String)] = [],
+        timeout: Duration = .seconds(30)
     ) async throws -> TestResponse {
         try await runOffCooperativePool { [port] in
-            try TestClient(port: port).request(method, path, json: body, headers: headers)
+            try TestClient(port: port, timeout: timeout).request(method, path, json: body, headers: headers)
         }
     }
 

@@ -5,19 +5,21 @@ import Testing
 extension OverRealSockets {
     @Suite struct Lifecycle {
         @Test func shutdownFinishesTheRequestInFlightAndClosesIdleConnections() async throws {
+            let probe = SleepProbe()
             let server = Server(
                 configuration: ServerConfiguration(port: 0, eventLoopCount: 1),
-                handler: makeTestRouter(), logger: LogCapture().logger()
+                handler: makeTestRouter(sleeps: probe), logger: LogCapture().logger()
             )
             let port = try server.start()
             let idle = try TestClient(port: port)
             #expect(try idle.request("GET", "/hello").status == 200)
             let busy = try TestClient(port: port)
+            let sent = ContinuousClock.now
             try busy.send("GET /sleep?ms=400 HTTP/1.1\r\nHost: a\r\n\r\n")
-            try await Task.sleep(for: .milliseconds(100))
-            let start = ContinuousClock.now
+            try await waitUntil("the handler runs") { probe.started == 1 }
             await server.shutdown(gracePeriod: .seconds(5))
-            #expect(ContinuousClock.now - start >= .milliseconds(250))
+            // The handler cannot end sooner than 400 ms after the request was sent; shutdown waited for it.
+            #expect(ContinuousClock.now - sent >= .milliseconds(400))
             let answer = try busy.readResponse()
             #expect(answer.status == 200)
             #expect(answer.text == "slept 400")
@@ -28,14 +30,15 @@ extension OverRealSockets {
         }
 
         @Test func shutdownGivesUpOnSlowHandlersAfterTheGracePeriod() async throws {
+            let probe = SleepProbe()
             let server = Server(
                 configuration: ServerConfiguration(port: 0, eventLoopCount: 1),
-                handler: makeTestRouter(), logger: LogCapture().logger()
+                handler: makeTestRouter(sleeps: probe), logger: LogCapture().logger()
             )
             let port = try server.start()
             let busy = try TestClient(port: port)
             try busy.send("GET /sleep?ms=30000 HTTP/1.1\r\nHost: a\r\n\r\n")
-            try await Task.sleep(for: .milliseconds(100))
+            try await waitUntil("the handler runs") { probe.started == 1 }
             let start = ContinuousClock.now
             await server.shutdown(gracePeriod: .milliseconds(200))
             // Far below the handler's 30 s: the grace period ended the wait, not the handler.

@@ -3,8 +3,15 @@ import TestSupport
 import Logging
 import Synchronization
 
+/// Counts the `/sleep` handlers that have begun, so a test can wait until one runs instead of sleeping.
+final class SleepProbe: Sendable {
+    private let count = Atomic(0)
+    var started: Int { count.load(ordering: .acquiring) }
+    func recordStart() { count.add(1, ordering: .releasing) }
+}
+
 /// A tiny application for the socket tests.
-func makeTestRouter() -> Router<Void> {
+func makeTestRouter(sleeps probe: SleepProbe = SleepProbe()) -> Router<Void> {
     struct Secret: Error { let password = "hunter2" }
     var router = Router<Void>()
     router.get("/hello") { _ in .text("hello") }
@@ -14,6 +21,7 @@ func makeTestRouter() -> Router<Void> {
     router.get("/items/:id") { request in .text("item \(try request.parameters.require("id", as: Int.self))") }
     router.get("/sleep") { request in
         let milliseconds = Int(request.queryValue("ms") ?? "") ?? 100
+        probe.recordStart()
         try await Task.sleep(for: .milliseconds(milliseconds))
         return .text("slept \(milliseconds)")
     }

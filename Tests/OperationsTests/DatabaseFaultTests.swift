@@ -75,6 +75,7 @@ import TestSupport
         try await waitUntil("a write succeeds again after PostgreSQL restarted", timeout: .seconds(30)) {
             write = try await server.request("POST", "/transactions", json: #"{"categoryId":1,"title":"after","amount":2}"#)
             if write?.status == 201 { return true }
+            // Between tries, not a bound: the deadline is waitUntil's; this only spaces out the requests.
             try await Task.sleep(for: .milliseconds(100))
             return false
         }

@@ -37,7 +37,8 @@ import TestSupport
         defer { notifications.stop() }
         let seen = try await Self.listening(notifications)
         async let woken = notifications.wait(after: seen, timeout: .seconds(60))
-        try await Task.sleep(for: .milliseconds(200))
+        // Suspended first, so that the NOTIFY wakes a waiter rather than ending a wait before it began.
+        try await waitUntil("the waiter waits") { notifications.waiterCount == 1 }
         try await Self.run("NOTIFY things, 'hello'", on: url)
         // A wait that timed out would answer `seen`: a newer generation is the notification's doing.
         #expect(await woken > seen)
@@ -49,14 +50,12 @@ import TestSupport
         defer { notifications.stop() }
         let seen = try await Self.listening(notifications)
         try await Self.run("NOTIFY things", on: url)
-        // The generation moved on before the wait began, so the wait returns as soon as it sees that.
-        var generation = seen
+        // The generation moves on before the wait begins, so the wait returns as soon as it sees that.
+        try await waitUntil("the listener has read the NOTIFY") { notifications.generation > seen }
         let start = ContinuousClock.now
-        while generation == seen && ContinuousClock.now - start < .seconds(4) {
-            try await Task.sleep(for: .milliseconds(20))
-            generation = notifications.generation
-        }
         #expect(await notifications.wait(after: seen, timeout: .seconds(60)) > seen)
+        // Far below the wait's 60 s: it did not suspend at all.
+        #expect(ContinuousClock.now - start < .seconds(30))
     }
 
     @Test func otherChannelsAndTimeoutsLeaveTheGenerationAlone() async throws {
@@ -65,12 +64,17 @@ import TestSupport
         defer { notifications.stop() }
         let seen = try await Self.listening(notifications)
         try await Self.run("NOTIFY other_things", on: url)
+        // The timeout is the behaviour under test, so this wait lasts a fixed time; only its lower bound is
+        // asserted, which a loaded machine cannot break (it may only resume the waiter later).
         let start = ContinuousClock.now
         #expect(await notifications.wait(after: seen, timeout: .milliseconds(500)) == seen)
         let elapsed = ContinuousClock.now - start
-        // Only a lower bound: the wait must have lasted; a loaded machine may take longer to resume it.
         #expect(elapsed >= .milliseconds(450))
         #expect(notifications.waiterCount == 0)
+        // Notifications from one session arrive in order: once one on `things` has counted exactly once, the
+        // one on `other_things` before it has been read too, and did not count.
+        try await Self.run("NOTIFY things", on: url)
+        #expect(await notifications.wait(after: seen, timeout: .seconds(60)) == seen + 1)
     }
 
     @Test func thousandsOfWaitersAreWokenByOneNotifyWithoutAThreadEach() async throws {
@@ -117,8 +121,9 @@ import TestSupport
         let notifications = Notifications(url: url, channel: "things", logger: Self.logger)
         defer { notifications.stop() }
         let seen = try await Self.listening(notifications)
-        async let woken = notifications.wait(after: seen, timeout: .seconds(8))
-        try await Task.sleep(for: .milliseconds(100))
+        async let woken = notifications.wait(after: seen, timeout: .seconds(60))
+        // Suspended first: a wait that began after the reconnect would end at once, with a later generation.
+        try await waitUntil("the waiter waits") { notifications.waiterCount == 1 }
         try await Self.run("""
             SELECT pg_terminate_backend(pid) FROM pg_stat_activity
             WHERE datname = current_database() AND pid <> pg_backend_pid() AND query LIKE 'LISTEN%'
@@ -126,13 +131,12 @@ import TestSupport
         // Losing the connection wakes waiters (what was sent meanwhile is lost); listening again bumps once more.
         #expect(await woken == seen + 1)
         var generation = notifications.generation
-        let deadline = ContinuousClock.now + .seconds(5)
-        while generation < seen + 2 && ContinuousClock.now < deadline {
-            generation = await notifications.wait(after: generation, timeout: .milliseconds(500))
+        try await waitUntil("the listener listens again after the reconnect", timeout: .seconds(30)) {
+            generation = await notifications.wait(after: generation, timeout: .seconds(1))
+            return generation >= seen + 2
         }
-        #expect(generation >= seen + 2, "listening again after the reconnect")
-        async let next = notifications.wait(after: generation, timeout: .seconds(5))
-        try await Task.sleep(for: .milliseconds(100))
+        async let next = notifications.wait(after: generation, timeout: .seconds(60))
+        try await waitUntil("the waiter waits") { notifications.waiterCount == 1 }
         try await Self.run("NOTIFY things", on: url)
         #expect(await next > generation, "notifications arrive again after the reconnect")
     }

@@ -87,7 +87,7 @@ public final class ServerProcess: Sendable {
     /// One request on a new connection, on a thread of its own; the client gives up after `timeout`.
     public func request(
         _ method: String, _ path: String, json body: String? = nil, headers: [(String, String)] = [],
-        timeout: Duration = .seconds(20)
+        timeout: Duration = .seconds(30)
     ) async throws -> TestResponse {
         try await runOffCooperativePool { [port] in
             try TestClient(port: port, timeout: timeout).request(method, path, json: body, headers: headers)

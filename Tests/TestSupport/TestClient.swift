@@ -33,7 +33,8 @@ public struct TestResponse: Sendable {
 /// real socket (keep-alive, pipelining, limits, malformed framing).
 ///
 /// It blocks the calling thread; every read gives up after `timeout` so a broken server fails
-/// the test instead of hanging it.
+/// the test instead of hanging it. The default is a hang detector, not a speed bound: 10 s was seen
+/// to run out (recv EAGAIN) for ordinary requests while `swift test` shared two cores with a build.
 public final class TestClient {
     public enum Failure: Error, CustomStringConvertible {
         case system(String, Int32)
@@ -53,7 +54,7 @@ public final class TestClient {
     private var buffer: [UInt8] = []
     private var isClosed = false
 
-    public init(port: Int, host: String = "127.0.0.1", timeout: Duration = .seconds(10)) throws {
+    public init(port: Int, host: String = "127.0.0.1", timeout: Duration = .seconds(30)) throws {
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = in_port_t(UInt16(port).bigEndian)

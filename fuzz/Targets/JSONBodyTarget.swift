@@ -40,10 +40,11 @@ enum JSONBodyTarget {
         do {
             (records, isArray) = try RequestBody.objects(request)
         } catch {
-            expect(error, "RequestBody.objects") { if case .malformedBody = $0 { true } else { false } }
+            expectRefusal(error, "RequestBody.objects", parsed: parsed)
             return
         }
         invariant(parsed != nil, "RequestBody accepted a body JSONParser refuses")
+        invariant(parsed.map { !holdsNUL($0) } ?? true, "RequestBody accepted a body holding U+0000, which PostgreSQL cannot store")
         for (index, members) in records.enumerated() {
             let prefix = isArray ? "[\(index)]." : ""
             for mode in [WriteMode.complete, .partial] {
@@ -60,7 +61,7 @@ enum JSONBodyTarget {
             let object = try RequestBody.object(patch, accepting: [RequestBody.json, RequestBody.mergePatch])
             invariant(!isArray && records.count == 1 && records[0] == object, "the object body differs from objects()")
         } catch {
-            expect(error, "RequestBody.object") { if case .malformedBody = $0 { true } else { false } }
+            expectRefusal(error, "RequestBody.object", parsed: parsed)
         }
         var plain = request
         plain.contentType = "text/plain"
@@ -152,6 +153,35 @@ enum JSONBodyTarget {
             invariant(named.contains(prefix + name), "unknown field \(name.debugDescription) not reported")
         }
         invariant(apiError.problem.status == .unprocessableContent, "invalid fields answered \(apiError.problem.status)")
+    }
+
+    /// A JSON body is refused as malformed (400) when it does not parse or is not the expected shape, and as
+    /// invalid fields (422) exactly when it parses and holds U+0000 in a member name or string, which
+    /// PostgreSQL's text and jsonb cannot store: then one error names where, never a 500 from the database.
+    private static func expectRefusal(_ error: any Error, _ stage: String, parsed: JSONValue?) {
+        guard let apiError = error as? APIError else { fatalError("\(stage) threw \(type(of: error)) \(error)") }
+        let nul = parsed.map(holdsNUL) ?? false
+        switch apiError {
+        case .malformedBody:
+            invariant(!nul, "\(stage): a body holding U+0000 was refused as malformed, not as an invalid field")
+        case .invalidFields(let errors):
+            invariant(nul, "\(stage): invalidFields \(errors) for a body \(parsed == nil ? "that does not parse" : "without U+0000")")
+            invariant(errors.count == 1 && !errors[0].field.isEmpty && !errors[0].message.isEmpty, "\(stage): field errors \(errors)")
+            invariant(apiError.problem.status == .unprocessableContent, "\(stage): U+0000 answered \(apiError.problem.status)")
+        default:
+            fatalError("\(stage) threw \(apiError)")
+        }
+    }
+
+    /// Whether a member name or a string anywhere in `value` holds U+0000 (written here, not taken from
+    /// `RequestBody`, so that the check does not repeat the code it checks).
+    private static func holdsNUL(_ value: JSONValue) -> Bool {
+        switch value {
+        case .string(let text): text.unicodeScalars.contains("\u{0}")
+        case .array(let elements): elements.contains(where: holdsNUL)
+        case .object(let members): members.contains { $0.name.unicodeScalars.contains("\u{0}") || holdsNUL($0.value) }
+        case .null, .bool, .number: false
+        }
     }
 
     private static func expect(_ error: any Error, _ stage: String, _ isExpected: (APIError) -> Bool) {
