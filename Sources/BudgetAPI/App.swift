@@ -38,6 +38,10 @@ public enum BudgetApp {
     /// Headers a browser app may read from our answers (docs/json-server.md).
     static let exposedHeaders = ["X-Total-Count", "Link", "Location", "ETag", "X-Sync-Seq", "Idempotent-Replayed", "Retry-After"]
 
+    /// Every answer must be revalidated before a cache reuses it, as json-server's answers say (with its exact
+    /// fields, for HTTP/1.0 caches too): with our ETags a revalidation is a cheap 304.
+    static let cachingHeaders: Headers = ["Cache-Control": "no-cache", "Pragma": "no-cache", "Expires": "-1"]
+
     /// Headers that belong to a representation as much as its body does, so they count in its ETag: a
     /// page whose records are unchanged but whose total moved is a different answer.
     static let representationHeaders = ["X-Total-Count"]
@@ -99,7 +103,7 @@ public enum BudgetApp {
                 ? LoopConnections(reactor: reactor, pool: pool, count: connectionsPerLoop) : nil
             let pipeline = RequestPipeline(
                 router: routes, context: Database(pool: pool, runner: loopConnections), cors: cors, gates: gates,
-                observers: observers, logger: logger, translate: APIError.translating,
+                observers: observers, headers: cachingHeaders, logger: logger, translate: APIError.translating,
                 onAnswer: { request, response in
                     // Stamps a write's changes for the feed within about a commit instead of at the next
                     // sweep (docs/change-feed.md); after the answer, so after its commit. Never waits.

@@ -60,6 +60,7 @@ public final class Connection {
     }
 
     private func run(_ query: Query, sql: String) throws -> QueryResult {
+        try query.checkSendable()
         let handle = try openHandle()
         let plan = statements.plan(for: sql)
         if case .prepare(let name) = plan {

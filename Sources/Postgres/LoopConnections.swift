@@ -50,6 +50,7 @@ public final class LoopConnections: StatementRunner, @unchecked Sendable {
     /// resumes there with the rows), else on a pooled connection.
     public func query(_ query: Query) async throws -> QueryResult {
         guard pthread_equal(thread, pthread_self()) != 0 else { return try await pool.query(query) }
+        try query.checkSendable()
         return try await withCheckedThrowingContinuation { continuation in
             submit(LoopStatement(
                 query: query, sql: query.sql, completion: { continuation.resume(with: $0) }, submittedAt: .now))

@@ -104,6 +104,20 @@ extension Query: ExpressibleByStringInterpolation {
     }
 }
 
+extension Query {
+    /// Throws for a parameter value holding a NUL byte, as PostgreSQL refuses one in text (22021).
+    ///
+    /// libpq sends text parameters as C strings, so a NUL would silently cut the value short there: a filter
+    /// for `"a\0b"` would look for `"a"`. Both drivers check before sending.
+    func checkSendable() throws {
+        for case let value? in bindings where value.utf8.contains(0) {
+            throw PostgresError(
+                kind: .server, sqlState: .characterNotInRepertoire,
+                message: "a parameter holds a NUL byte, which PostgreSQL text cannot hold", sql: sql)
+        }
+    }
+}
+
 extension Query: CustomStringConvertible, CustomDebugStringConvertible {
     /// The SQL text only: bound values may be personal data and stay out of logs.
     public var description: String { sql }

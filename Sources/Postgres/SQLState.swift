@@ -26,6 +26,10 @@ public struct SQLState: Hashable, Sendable, RawRepresentable, ExpressibleByStrin
     public static let datetimeFieldOverflow: SQLState = "22008"
     public static let invalidRegularExpression: SQLState = "2201B"
     public static let stringDataRightTruncation: SQLState = "22001"
+    /// A byte that text in the database's encoding cannot hold, such as NUL.
+    public static let characterNotInRepertoire: SQLState = "22021"
+    /// `\u0000` in a JSON string that jsonb would have to store as text.
+    public static let untranslatableCharacter: SQLState = "22P05"
     public static let serializationFailure: SQLState = "40001"
     public static let deadlockDetected: SQLState = "40P01"
     public static let lockNotAvailable: SQLState = "55P03"

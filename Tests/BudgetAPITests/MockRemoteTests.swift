@@ -19,6 +19,31 @@ import Testing
         }
     }
 
+    @Test func everyAnswerExposesItsHeadersIsDatedAndAsksCachesToRevalidate() async throws {
+        try await TestApp.with { app in
+            let created = try await app.request("POST", "/categories", json: #"{"title":"Food","budget":"10.00"}"#)
+            #expect(created.status == 201)
+            let answers = [
+                created, try await app.request("GET", "/categories"), try await app.request("GET", "/categories/999"),
+                try await app.request("GET", "/health"),
+            ]
+            let formatter = DateFormatter()
+            formatter.locale = Locale(identifier: "en_US_POSIX")
+            formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
+            formatter.timeZone = TimeZone(identifier: "GMT")
+            for response in answers {
+                // Without an Origin too: a cache in front may hand the answer to a browser that sent one.
+                #expect(response.header("Access-Control-Expose-Headers")
+                    == "X-Total-Count, Link, Location, ETag, X-Sync-Seq, Idempotent-Replayed, Retry-After")
+                #expect(response.header("Cache-Control") == "no-cache")
+                #expect(response.header("Pragma") == "no-cache")
+                #expect(response.header("Expires") == "-1")
+                let date = try #require(response.header("Date").flatMap(formatter.date(from:)), "\(response.status)")
+                #expect(abs(date.timeIntervalSinceNow) < 120)
+            }
+        }
+    }
+
     @Test func preflightAnswers204WithTheRequestedHeaders() async throws {
         try await TestApp.with { app in
             let response = try await app.request("OPTIONS", "/categories/1", headers: [

@@ -61,6 +61,13 @@ import Testing
 }
 
 @Suite struct ModelTests {
+    @Test func datesAreIMFFixdate() {
+        // RFC 9110 §5.6.7's own example, and a date with one-digit fields.
+        #expect(HTTPDate.format(784_111_777) == "Sun, 06 Nov 1994 08:49:37 GMT")
+        #expect(HTTPDate.format(1_772_844_305) == "Sat, 07 Mar 2026 00:45:05 GMT")
+        #expect(HTTPDate.now().hasSuffix(" GMT"))
+    }
+
     @Test func problemRendersRFC9457JSON() {
         let problem = Problem(
             .unprocessableContent, detail: "Bad \"input\"\n",

@@ -8,6 +8,8 @@ enum APIError: ProblemConvertible {
     case malformedBody(String)
     case malformedPath(String)
     case malformedQuery(String)
+    /// Input that is well formed but that PostgreSQL cannot hold, wherever in the request it came from.
+    case malformedInput(String)
     case unsupportedMediaType(received: String?, accepted: [String])
     case notFound(resource: String, id: Int64)
     case conflict(field: String, detail: String)
@@ -23,7 +25,7 @@ enum APIError: ProblemConvertible {
 
     var problem: Problem {
         switch self {
-        case .malformedBody(let detail), .malformedPath(let detail), .malformedQuery(let detail):
+        case .malformedBody(let detail), .malformedPath(let detail), .malformedQuery(let detail), .malformedInput(let detail):
             return Problem(.badRequest, detail: detail)
         case .unsupportedMediaType(let received, let accepted):
             let was = received.map { "was \($0)" } ?? "was missing"

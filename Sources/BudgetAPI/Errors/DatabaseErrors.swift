@@ -34,6 +34,9 @@ extension APIError {
             // An invalid `_like` (or `:like`) pattern is the client's mistake, a 400, not json-server's 500
             // (docs/json-server.md).
             self = .malformedQuery("a _like pattern is not a valid regular expression (\(error.message ?? "rejected by PostgreSQL"))")
+        case (SQLState.characterNotInRepertoire, _), (SQLState.untranslatableCharacter, _):
+            // A NUL byte (or `\u0000`) somewhere in what the client sent: PostgreSQL text cannot hold it.
+            self = .malformedInput("a value holds a NUL byte (\\u0000), which cannot be stored or compared")
         case (SQLState.queryCanceled, _):
             // Only statement_timeout cancels our queries; the transaction rolled back with it.
             self = .queryTimedOut

@@ -2,7 +2,9 @@
 /// so the connection answers with a single write.
 enum ResponseSerializer {
     /// Headers the connection owns; a handler's own values for them are replaced.
-    private static let connectionOwned = ["Content-Length", "Connection", "Transfer-Encoding", "X-Request-Id", "X-Content-Type-Options"]
+    private static let connectionOwned = [
+        "Content-Length", "Connection", "Transfer-Encoding", "X-Request-Id", "X-Content-Type-Options", "Date",
+    ]
 
     static func serialize(_ response: Response, requestID: String, isHead: Bool, keepAlive: Bool, isHTTP10: Bool) -> [UInt8] {
         let sendsBody = !isHead && !response.status.forbidsContent
@@ -25,7 +27,7 @@ enum ResponseSerializer {
             append("Connection: keep-alive\r\n", to: &bytes)
         }
         // docs/operations.md, Limits: no browser may guess a type other than the one declared, on any answer.
-        append("X-Content-Type-Options: nosniff\r\nX-Request-Id: \(requestID)\r\n\r\n", to: &bytes)
+        append("Date: \(HTTPDate.now())\r\nX-Content-Type-Options: nosniff\r\nX-Request-Id: \(requestID)\r\n\r\n", to: &bytes)
         if sendsBody { bytes.append(contentsOf: response.body) }
         return bytes
     }

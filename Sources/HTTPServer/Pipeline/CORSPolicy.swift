@@ -1,7 +1,9 @@
 /// Answers CORS preflights and marks answers readable by browser apps on other origins (Fetch standard).
 ///
 /// By default every origin is allowed and echoed back, as json-server does, with credentials; a list of
-/// origins restricts it. Answers always carry `Vary: Origin` so shared caches keep per-origin copies.
+/// origins restricts it. Answers always carry `Vary: Origin` so shared caches keep per-origin copies, and
+/// `Access-Control-Expose-Headers`, with or without an `Origin`, as json-server sends it: a proxy or cache
+/// in front may serve the answer to a browser that did send one.
 /// It decorates whatever answer comes back, a rendered problem included: an error a browser app cannot
 /// read is an error it cannot show.
 public struct CORSPolicy: Middleware {
@@ -26,10 +28,10 @@ public struct CORSPolicy: Middleware {
         }
         var response = try await next(request)
         response.headers.add("Vary", "Origin")
+        response.headers.replaceOrAdd("Access-Control-Expose-Headers", exposedHeaders)
         if let origin {
             response.headers.replaceOrAdd("Access-Control-Allow-Origin", origin)
             response.headers.replaceOrAdd("Access-Control-Allow-Credentials", "true")
-            response.headers.replaceOrAdd("Access-Control-Expose-Headers", exposedHeaders)
         }
         return response
     }

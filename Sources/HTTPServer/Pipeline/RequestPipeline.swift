@@ -9,7 +9,8 @@ import Logging
 /// 5. The endpoint answers, with the context the pipeline was given (an application's database session).
 /// 6. Whatever was thrown on the way becomes its answer in `Problem.answer`, after `translate` gave the
 ///    application's own errors their HTTP meaning (a unique violation is a 409, say).
-/// 7. Observers hear the final answer, and so does `onAnswer`.
+/// 7. `headers` go into every answer that does not set them itself; observers hear the final answer, and
+///    so does `onAnswer`.
 ///
 /// What applies only to some routes (validators, preconditions, idempotency keys) is not here: it wraps
 /// those routes' handlers when the router is built (`Router.mapHandlers`), so a plain GET passes only
@@ -20,16 +21,18 @@ public struct RequestPipeline<Context: Sendable>: Handler {
     private let cors: CORSPolicy?
     private let gates: [any RequestGate]
     private let observers: [any RequestObserver]
+    private let headers: Headers
     private let translate: @Sendable (any Error) -> any Error
     private let onAnswer: @Sendable (Request, Response) -> Void
     private let logger: Logger
 
     /// - Parameters:
+    ///   - headers: fields every answer carries unless it sets them itself (caching rules, say).
     ///   - translate: the error to render for one an endpoint threw; by default the error itself.
     ///   - onAnswer: called with every answer after the observers, e.g. to start work a write enables.
     public init(
         router: Router<Context>, context: Context, cors: CORSPolicy? = nil, gates: [any RequestGate] = [],
-        observers: [any RequestObserver] = [], logger: Logger,
+        observers: [any RequestObserver] = [], headers: Headers = Headers(), logger: Logger,
         translate: @escaping @Sendable (any Error) -> any Error = { $0 },
         onAnswer: @escaping @Sendable (Request, Response) -> Void = { _, _ in }
     ) {
@@ -38,6 +41,7 @@ public struct RequestPipeline<Context: Sendable>: Handler {
         self.cors = cors
         self.gates = gates
         self.observers = observers
+        self.headers = headers
         self.logger = logger
         self.translate = translate
         self.onAnswer = onAnswer
@@ -48,7 +52,7 @@ public struct RequestPipeline<Context: Sendable>: Handler {
         var request = request
         let endpoint = router.resolve(&request)
         for observer in observers { observer.requestStarted(request) }
-        let response: Response
+        var response: Response
         if let cors {
             do {
                 response = try await cors.respond(to: request) { request in await answer(request, endpoint: endpoint) }
@@ -57,6 +61,9 @@ public struct RequestPipeline<Context: Sendable>: Handler {
             }
         } else {
             response = await answer(request, endpoint: endpoint)
+        }
+        for field in headers where !response.headers.contains(field.name) {
+            response.headers.add(field.name, field.value)
         }
         let duration = ContinuousClock.now - start
         for observer in observers { observer.requestFinished(request, response: response, duration: duration) }
