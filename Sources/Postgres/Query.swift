@@ -43,14 +43,27 @@ public struct Query: Sendable, Hashable {
         return result
     }
 
-    /// Joins queries with a raw separator such as `" AND "` or `", "`; an empty list gives an empty query.
-    public static func joined(_ parts: [Query], separator: String) -> Query {
+    /// Joins queries with a separator such as `" AND "` or `", "`; an empty list gives an empty query.
+    public static func joined(_ parts: [Query], separator: Query) -> Query {
         var result = Query(unsafeSQL: "")
         for (index, part) in parts.enumerated() {
-            if index > 0 { result.appendRaw(separator) }
+            if index > 0 { result.append(separator) }
             result.append(part)
         }
         return result
+    }
+
+    /// A quoted identifier, e.g. the column alias `"createdAt"`: every `"` in `name` is doubled, so any text
+    /// stays one identifier. PostgreSQL keeps the first 63 bytes of a longer one.
+    public init(identifier name: String) {
+        precondition(!name.utf8.contains(0), "an identifier cannot hold NUL")
+        // By scalar, as PostgreSQL reads the text: a `"` followed by a combining mark is one Character.
+        var quoted = "\""
+        for scalar in name.unicodeScalars {
+            if scalar == "\"" { quoted.unicodeScalars.append(scalar) }
+            quoted.unicodeScalars.append(scalar)
+        }
+        self.init(unsafeSQL: quoted + "\"")
     }
 
     fileprivate mutating func appendRaw(_ text: String) {

@@ -38,8 +38,8 @@ struct DatabaseLocation {
         defer { connection.close() }
         let existing = try connection.query("SELECT 1 FROM pg_database WHERE datname = \(name)")
         if existing.count == 0 {
-            // CREATE DATABASE takes no parameters; the name is our constant, never user input.
-            try connection.execute(Query(unsafeSQL: "CREATE DATABASE \(name)"))
+            // CREATE DATABASE takes no parameters, so the name goes in as a quoted identifier.
+            try connection.execute("CREATE DATABASE \(Query(identifier: name))")
         }
     }
 

@@ -14,20 +14,24 @@ struct ListingDatabase: Sendable {
 
     /// Where a list reads from: the FROM list, the row scope, what each record answers and the default order.
     struct Source: Sendable {
-        var from: String
+        var from: Query
         var scope: Query
         var element: ListElement
-        var tieBreak: String
+        var tieBreak: Query
 
         static func documents(_ collection: String) -> Source {
             Source(from: "documents d", scope: "d.collection = \(collection)", element: .rendered("d.body"), tieBreak: "d.position")
         }
 
-        static let transactions = Source(
-            from: Transactions.listSource, scope: "TRUE", element: .plain(Transactions.record), tieBreak: Transactions.defaultOrder)
+        static let transactions = typed(Transactions.self)
+        static let categories = typed(Categories.self)
 
-        static let categories = Source(
-            from: Categories.listSource, scope: "TRUE", element: .plain(Categories.record), tieBreak: Categories.defaultOrder)
+        /// A typed resource's list, from its own source and order (as `RecordRoutes` passes them to `Database.list`).
+        private static func typed<Resource: TypedResource>(_: Resource.Type) -> Source {
+            Source(
+                from: Query(unsafeSQL: Resource.listSource), scope: "TRUE", element: .plain(Resource.record),
+                tieBreak: Query(unsafeSQL: Resource.defaultOrder))
+        }
     }
 
     static func make(seed: String) async throws -> ListingDatabase {

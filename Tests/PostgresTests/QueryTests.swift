@@ -28,11 +28,22 @@ struct QueryTests {
         #expect(outer.bindings == ["1", "7", "8"])
     }
 
-    @Test func joinedUsesRawSeparators() {
+    @Test func joinedPutsTheSeparatorBetweenParts() {
         let parts: [Query] = ["a = \(1)", "b = \(2)", "c IS NULL"]
         let joined = Query.joined(parts, separator: " AND ")
         #expect(joined.sql == "a = $1 AND b = $2 AND c IS NULL")
         #expect(Query.joined([], separator: ", ").sql == "")
+        let bound = Query.joined(["a", "b"], separator: " || \("-") || ")
+        #expect(bound.sql == "a || $1 || b")
+        #expect(bound.bindings == ["-"])
+    }
+
+    @Test func identifiersAreQuotedWithTheirQuotesDoubled() {
+        #expect(Query(identifier: "createdAt").sql == #""createdAt""#)
+        #expect(Query(identifier: #"a"b"#).sql == #""a""b""#)
+        // A combining mark after the quote makes one Character; the quote is still doubled.
+        #expect(Query(identifier: "\"\u{301}").sql == "\"\"\"\u{301}\"")
+        #expect(Query(identifier: "x").bindings.isEmpty)
     }
 
     @Test func unsafeSQLIsInsertedVerbatim() {

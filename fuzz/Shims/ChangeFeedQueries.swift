@@ -1,8 +1,11 @@
+import Postgres
+
 // The one member of `ChangeFeedQueries` (Sources/BudgetAPI/Sync/ChangeFeedQueries.swift) the listing's SQL
 // uses; that file cannot be compiled here, as it names the change feed's routes and the record queries. The
-// text only has to be SQL of the same shape; a changed name or type fails the fuzz build.
+// list statements splice it in; its text is the same for every plan, so a stale copy cannot hide a change
+// the list-query target looks for, and a changed name or type fails the fuzz build.
 
 enum ChangeFeedQueries {
     /// The feed position as a scalar subquery, read with a list's rows.
-    static let position = "(SELECT last_seq FROM change_feed_state)"
+    static let position: Query = "(SELECT last_seq FROM change_feed_state)"
 }

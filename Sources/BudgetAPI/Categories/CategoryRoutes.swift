@@ -19,7 +19,7 @@ struct Categories: TypedResource {
     static let record = CategoryQueries.record
 
     static func listElement(for request: Request) throws -> ListElement {
-        try embedsTransactions(request) ? .rendered(Query(unsafeSQL: CategoryQueries.json(embeddingTransactions: true))) : .plain(record)
+        try embedsTransactions(request) ? .rendered(CategoryQueries.json(embeddingTransactions: true)) : .plain(record)
     }
 
     static func find(id: Int64, for request: Request) throws -> RecordRead {

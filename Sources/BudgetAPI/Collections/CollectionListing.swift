@@ -7,8 +7,8 @@ import Postgres
 /// the records come in creation order, as json-server keeps its arrays.
 struct CollectionListing: Sendable {
     /// Lists select documents as `d`; creation order breaks ties of `_sort`.
-    private static let source = "documents d"
-    private static let tieBreak = "d.position"
+    private static let source: Query = "documents d"
+    private static let tieBreak: Query = "d.position"
 
     private let answer: ListAnswer
     /// `_embed` and `_expand` names, resolved against the collections once a connection is at hand.

@@ -41,7 +41,7 @@ extension DocumentQueries {
             (SELECT coalesce('[' || string_agg(related.body::text, ',' ORDER BY related.position) || ']', '[]') \
             FROM documents related WHERE related.collection = \(collection) \
             AND (related.doc @> jsonb_build_object(\(field)::text, d.id) \
-            OR related.doc @> jsonb_build_object(\(field)::text, \(unsafeSQL: idAsNumberWhenItIsOne))))
+            OR related.doc @> jsonb_build_object(\(field)::text, \(idAsNumberWhenItIsOne))))
             """
         case .parent(_, let collection, let field):
             // ->> gives a number's and a string's text alike, which is how documents.id stores ids.
@@ -55,7 +55,7 @@ extension DocumentQueries {
     }
 
     /// Record `d`'s id as a JSON number when its text is an integer (as `DocumentID` reads one), else as a string.
-    private static let idAsNumberWhenItIsOne =
+    private static let idAsNumberWhenItIsOne: Query =
         "CASE WHEN d.id ~ '^-?(0|[1-9][0-9]*)$' THEN to_jsonb(d.id::numeric) ELSE to_jsonb(d.id) END"
 
     /// JSON's insignificant whitespace (RFC 8259 §2), as the characters `btrim` removes.

@@ -43,8 +43,8 @@ enum DocumentQueries {
 
     /// The record's body; `lockingIt` holds the row until commit so a read-modify-write loses no update.
     static func find(_ key: String, in collection: String, lockingIt: Bool = false) -> Query {
-        let lock = lockingIt ? " FOR UPDATE" : ""
-        return "SELECT body FROM documents WHERE collection = \(collection) AND id = \(key)\(unsafeSQL: lock)"
+        let lock: Query = lockingIt ? " FOR UPDATE" : ""
+        return "SELECT body FROM documents WHERE collection = \(collection) AND id = \(key)\(lock)"
     }
 
     /// Writes a new body; every write counts in `version` and `updated_at`, which sync builds on (docs/sync.md).

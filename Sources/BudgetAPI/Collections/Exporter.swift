@@ -42,7 +42,7 @@ public enum Exporter {
     private static let generic: Query = """
         SELECT c.name, CASE c.kind
             WHEN 'singular' THEN (SELECT d.body::text FROM documents d WHERE d.collection = c.name AND d.id = '')
-            ELSE (SELECT \(unsafeSQL: SQLFragments.jsonArray(of: "d.body", orderBy: "d.position"))
+            ELSE (SELECT \(SQLFragments.jsonArray(of: "d.body", orderBy: "d.position"))
                   FROM documents d WHERE d.collection = c.name)
             END
         FROM collections c

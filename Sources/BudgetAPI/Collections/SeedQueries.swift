@@ -29,7 +29,7 @@ enum SeedQueries {
         return """
             INSERT INTO transactions (id, category_id, title, amount, date, note, created_at, updated_at, version)
             VALUES (coalesce(\(fields.id)::bigint, nextval('transactions_id_seq')), \(fields.categoryID), \(fields.title),
-                    \(fields.amount), coalesce(\(fields.date)::date, \(unsafeSQL: SQLFragments.todayUTC)), \(fields.note ?? nil)::text,
+                    \(fields.amount), coalesce(\(fields.date)::date, \(SQLFragments.todayUTC)), \(fields.note ?? nil)::text,
                     coalesce(\(record.createdAt)::timestamptz, now()), coalesce(\(record.updatedAt)::timestamptz, now()),
                     coalesce(\(record.version)::integer, 1))
             """

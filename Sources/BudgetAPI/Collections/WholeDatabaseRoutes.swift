@@ -16,7 +16,7 @@ struct WholeDatabaseRoutes: Sendable {
         let snapshot = try await database.run { connection in
             try connection.transaction(isolation: .repeatableRead) { connection in
                 let exported = try Exporter.export(connection)
-                let position = try connection.query(Query(unsafeSQL: "SELECT \(ChangeFeedQueries.position)"))[0].decode(Int64.self, at: 0)
+                let position = try connection.query("SELECT \(ChangeFeedQueries.position)")[0].decode(Int64.self, at: 0)
                 return SnapshotJSON(json: exported, syncSeq: position)
             }
         }

@@ -2,28 +2,28 @@ import Postgres
 
 /// SQL for comparisons on a typed column: the query text is read as the column's type, then bound and cast.
 enum ColumnConditions {
-    static func condition(sql column: String, type: ColumnType, field: String, op: ComparisonOperator, value: FilterValue) throws -> Query {
+    static func condition(sql column: Query, type: ColumnType, field: String, op: ComparisonOperator, value: FilterValue) throws -> Query {
         guard case .text(let raw) = value else {
-            return op == .eq ? "\(unsafeSQL: column) IS NULL" : "\(unsafeSQL: column) IS NOT NULL"
+            return op == .eq ? "\(column) IS NULL" : "\(column) IS NOT NULL"
         }
         switch op {
         case .like:
-            return "\(unsafeSQL: column)::text ~* \(raw)"
+            return "\(column)::text ~* \(raw)"
         case .contains, .startsWith, .endsWith:
-            return "\(unsafeSQL: column)::text ILIKE \(LikePattern.make(raw, op: op))"
+            return "\(column)::text ILIKE \(LikePattern.make(raw, op: op))"
         case .eq, .ne, .lt, .lte, .gt, .gte:
             let bound = try typedValue(raw, type: type, field: field)
             // SQL comparison of the column's own type: numbers and money numerically (exactly), dates by date.
-            return "\(unsafeSQL: column) \(unsafeSQL: sqlOperator(op)) \(bound)::\(unsafeSQL: type.sqlName)"
+            return "\(column) \(sqlOperator(op)) \(bound)::\(type.sqlName)"
         }
     }
 
     /// `q=` over a column: its text contains the search text, ignoring case.
-    static func search(sql column: String, pattern: String) -> Query {
-        "\(unsafeSQL: column)::text ILIKE \(pattern)"
+    static func search(sql column: Query, pattern: String) -> Query {
+        "\(column)::text ILIKE \(pattern)"
     }
 
-    private static func sqlOperator(_ op: ComparisonOperator) -> String {
+    private static func sqlOperator(_ op: ComparisonOperator) -> Query {
         switch op {
         case .eq: "="
         case .ne: "<>"

@@ -2,9 +2,9 @@ import Postgres
 
 /// SQL for comparisons on a member of a jsonb document; paths and values are always bound parameters.
 enum DocumentConditions {
-    static func condition(column: String, path: [String], op: ComparisonOperator, value: FilterValue) -> Query {
-        let element: Query = "(\(unsafeSQL: column) #> \(path)::text[])"
-        let text: Query = "(\(unsafeSQL: column) #>> \(path)::text[])"
+    static func condition(column: Query, path: [String], op: ComparisonOperator, value: FilterValue) -> Query {
+        let element: Query = "(\(column) #> \(path)::text[])"
+        let text: Query = "(\(column) #>> \(path)::text[])"
         guard case .text(let raw) = value else {
             // `_where` null: eq means a JSON null member; ne means a member that is there and not null.
             switch op {
@@ -33,8 +33,8 @@ enum DocumentConditions {
     }
 
     /// `q=` over a document: any string or number anywhere in it (values, not keys) contains the text.
-    static func search(column: String, path: [String], pattern: String) -> Query {
-        let root: Query = path.isEmpty ? "\(unsafeSQL: column)" : "(\(unsafeSQL: column) #> \(path)::text[])"
+    static func search(column: Query, path: [String], pattern: String) -> Query {
+        let root: Query = path.isEmpty ? column : "(\(column) #> \(path)::text[])"
         // `strict $.**` visits every value once, including those inside arrays (lax mode would repeat them).
         return """
             EXISTS (SELECT 1 FROM jsonb_path_query(\(root), 'strict $.**') AS found(value) \
@@ -61,7 +61,7 @@ enum DocumentConditions {
     }
 
     /// Equality as containment (`doc @> '{"postId":1}'`), which the GIN jsonb_path_ops index answers.
-    private static func equality(column: String, path: [String], element: Query, candidates: [JSONValue]) -> Query {
+    private static func equality(column: Query, path: [String], element: Query, candidates: [JSONValue]) -> Query {
         // Containment cannot say "element 0 of an array"; a path with an index segment compares the member itself.
         guard !path.contains(where: { $0.allSatisfy(\.isASCIIDigitCharacter) }) else {
             let inList = Query.joined(candidates.map { "\(JSONWriter.string($0))::jsonb" }, separator: ", ")
@@ -69,7 +69,7 @@ enum DocumentConditions {
         }
         let tests = candidates.map { candidate -> Query in
             let nested = path.reversed().reduce(candidate) { inner, name in JSONValue.object([name: inner]) }
-            return "\(unsafeSQL: column) @> \(JSONWriter.string(nested))::jsonb"
+            return "\(column) @> \(JSONWriter.string(nested))::jsonb"
         }
         return "(" + Query.joined(tests, separator: " OR ") + ")"
     }

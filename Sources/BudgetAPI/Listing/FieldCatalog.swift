@@ -1,3 +1,5 @@
+import Postgres
+
 /// How the field names of a query map to SQL: typed resources give an allow-list, generic collections a jsonb column.
 protocol FieldCatalog: Sendable {
     /// The SQL for a (possibly dotted) field; typed catalogs throw 400 listing the known fields for an unknown one.
@@ -9,9 +11,9 @@ protocol FieldCatalog: Sendable {
 /// A field resolved to SQL. Column SQL is program text from an allow-list; document paths are always bound.
 enum FieldReference: Sendable, Equatable {
     /// A column (or expression) the program wrote, with the type its comparisons follow.
-    case column(sql: String, type: ColumnType)
+    case column(sql: Query, type: ColumnType)
     /// A member of a jsonb column, reached with `column #> path` where `path` is a bound text[].
-    case document(column: String, path: [String])
+    case document(column: Query, path: [String])
 }
 
 /// The SQL types a typed field can have; each decides how query text is read (values compare by type:
@@ -20,7 +22,7 @@ enum ColumnType: Sendable, Equatable {
     case integer, money, text, date, timestamp, boolean
 
     /// The SQL type the bound query text is cast to.
-    var sqlName: String {
+    var sqlName: Query {
         switch self {
         case .integer: "bigint"
         case .money: "numeric"
@@ -35,7 +37,7 @@ enum ColumnType: Sendable, Equatable {
 /// The catalog of a generic collection: every field is a path into one jsonb column.
 struct DocumentCatalog: FieldCatalog {
     /// The jsonb column, qualified by the caller's alias, e.g. `d.doc`.
-    let column: String
+    let column: Query
 
     func field(_ path: [String]) throws -> FieldReference {
         .document(column: column, path: path)
@@ -49,7 +51,7 @@ struct ColumnCatalog: FieldCatalog {
     /// One field a client may name, and the SQL it stands for.
     struct Column: Sendable {
         var name: String
-        var sql: String
+        var sql: Query
         var type: ColumnType
     }
 

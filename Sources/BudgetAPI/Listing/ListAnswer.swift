@@ -21,7 +21,7 @@ struct ListAnswer: Sendable {
     var needsTransaction: Bool { plan.usesPatterns }
 
     /// The list statement: `ListPlan.selectRows` for plain records, else `ListPlan.selectPage`.
-    func statement(element: ListElement, from source: String, scope: Query, tieBreak: String, ownerExists: Query?) -> Query {
+    func statement(element: ListElement, from source: Query, scope: Query, tieBreak: Query, ownerExists: Query?) -> Query {
         switch element {
         case .plain(let record):
             plan.selectRows(columns: record.columns, from: source, scope: scope, tieBreak: tieBreak, ownerExists: ownerExists ?? "TRUE")
@@ -33,7 +33,7 @@ struct ListAnswer: Sendable {
     /// Runs the list statement on `connection`, inside the caller's transaction when the plan needs one (see
     /// `needsTransaction`), and builds the response.
     func response(
-        element: ListElement, from source: String, scope: Query, tieBreak: String,
+        element: ListElement, from source: Query, scope: Query, tieBreak: Query,
         owner: (exists: Query, missing: any Error)? = nil, on connection: Connection
     ) throws -> Response {
         let statement = statement(element: element, from: source, scope: scope, tieBreak: tieBreak, ownerExists: owner?.exists)
@@ -94,7 +94,7 @@ extension Database {
     /// Answers a list with one statement; in a transaction only when the plan needs one, else on the event
     /// loop's own connection (`Database.query`).
     func list(
-        _ answer: ListAnswer, element: ListElement, from source: String, scope: Query = "TRUE", tieBreak: String,
+        _ answer: ListAnswer, element: ListElement, from source: Query, scope: Query = "TRUE", tieBreak: Query,
         owner: (exists: Query, missing: any Error & Sendable)? = nil
     ) async throws -> Response {
         let statement = answer.statement(element: element, from: source, scope: scope, tieBreak: tieBreak, ownerExists: owner?.exists)

@@ -39,9 +39,9 @@ struct ListPlan: Sendable {
         self.usesPatterns = usesPatterns
         sortItems = try query.sort.map { key -> SortItem in
             let expression: Query = switch try catalog.field(key.path) {
-            case .column(let sql, _): Query(unsafeSQL: sql)
+            case .column(let sql, _): sql
             // jsonb ordering compares numbers numerically and strings as text, so views=9 sorts before views=10.
-            case .document(let column, let path): "(\(unsafeSQL: column) #> \(path)::text[])"
+            case .document(let column, let path): "(\(column) #> \(path)::text[])"
             }
             return SortItem(expression: expression, isDescending: key.isDescending)
         }
@@ -56,7 +56,7 @@ struct ListPlan: Sendable {
 
     /// ORDER BY items for `_sort`; nil means the caller's default order alone.
     var ordering: Query? {
-        sortItems.isEmpty ? nil : Query.joined(sortItems.map { $0.expression + Query(unsafeSQL: $0.direction) }, separator: ", ")
+        sortItems.isEmpty ? nil : Query.joined(sortItems.map { $0.expression + $0.direction }, separator: ", ")
     }
 
     private static func sql(for filter: Filter, catalog: some FieldCatalog, usesPatterns: inout Bool) throws -> Query {
@@ -86,5 +86,5 @@ struct SortItem: Sendable {
     var isDescending: Bool
 
     /// Records without the field go last either way, as they carry no value to place.
-    var direction: String { isDescending ? " DESC NULLS LAST" : " ASC NULLS LAST" }
+    var direction: Query { isDescending ? " DESC NULLS LAST" : " ASC NULLS LAST" }
 }

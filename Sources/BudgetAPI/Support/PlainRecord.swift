@@ -21,21 +21,21 @@ struct PlainRecord: Sendable {
     }
 
     /// The select list, one column per member, in member order.
-    let columns: String
+    let columns: Query
     /// The same members as a select list for `row_to_json` (`SQLFragments.jsonObject`), which takes each
     /// member's name from its alias: what the SQL renderers select, so both renderers list the same members.
-    let renderedColumns: String
+    let renderedColumns: Query
     private let kinds: [Kind]
     /// `{"id":`, `,"title":`, …: each member's name with the punctuation before it, built once.
     private let prefixes: [[UInt8]]
     /// A guess at one record's size, so a buffer is allocated once for most pages.
     private let typicalSize: Int
 
-    init(_ members: [(name: String, sql: String, kind: Kind)]) {
-        columns = members.map(\.sql).joined(separator: ", ")
-        renderedColumns = members.map { member in
-            (member.kind == .timestamp ? SQLFragments.timestamp(member.sql) : member.sql) + " AS \"\(member.name)\""
-        }.joined(separator: ", ")
+    init(_ members: [(name: String, sql: Query, kind: Kind)]) {
+        columns = Query.joined(members.map(\.sql), separator: ", ")
+        renderedColumns = Query.joined(members.map { member in
+            "\(member.kind == .timestamp ? SQLFragments.timestamp(member.sql) : member.sql) AS \(Query(identifier: member.name))"
+        }, separator: ", ")
         kinds = members.map(\.kind)
         prefixes = members.enumerated().map { index, member in
             Array((index == 0 ? "{" : ",").utf8) + JSONWriter.bytes(.string(member.name)) + [UInt8(ascii: ":")]

@@ -3,26 +3,26 @@ import Postgres
 /// SQL pieces shared by the resources' queries: how a timestamp and a record render as JSON.
 enum SQLFragments {
     /// ISO 8601 in UTC with milliseconds and `Z`, as JavaScript's `Date.toJSON` writes it.
-    static func timestamp(_ column: String) -> String {
+    static func timestamp(_ column: Query) -> Query {
         "to_char(\(column) AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"')"
     }
 
     /// A JSON object with one member per column of `columns` (a select list with camelCase aliases).
     ///
     /// `row_to_json` writes compact JSON (`{"id":1}`), where `json_build_object` would pad every colon.
-    static func jsonObject(columns: String) -> String {
+    static func jsonObject(columns: Query) -> Query {
         "(SELECT row_to_json(r) FROM (SELECT \(columns)) r)"
     }
 
     /// An aggregate: the compact JSON array of `element` over the group's rows, `[]` when there are none.
     ///
     /// `json_agg` would separate elements with ", " and line breaks; the bytes go to clients as they are.
-    static func jsonArray(of element: String, orderBy: String) -> String {
+    static func jsonArray(of element: Query, orderBy: Query) -> Query {
         "coalesce('[' || string_agg((\(element))::text, ',' ORDER BY \(orderBy)) || ']', '[]')"
     }
 
     /// Today's date in UTC, the default for a transaction's `date` (docs/api.md).
-    static let todayUTC = "(now() AT TIME ZONE 'UTC')::date"
+    static let todayUTC: Query = "(now() AT TIME ZONE 'UTC')::date"
 }
 
 extension Money: PostgresEncodable {

@@ -50,6 +50,17 @@ struct WrittenRecord: Sendable {
 }
 
 extension Database {
+    /// Compatibility for `RecordRoutes` and `TransactionRoutes`, which still pass a resource's `listSource` and
+    /// `defaultOrder` as `String`: remove it, and make those two requirements `Query`, once the Routes files
+    /// declare them as `Query`. Safe meanwhile: both are constants of the program, never request text.
+    func list(
+        _ answer: ListAnswer, element: ListElement, from source: String, scope: Query = "TRUE", tieBreak: String,
+        owner: (exists: Query, missing: any Error & Sendable)? = nil
+    ) async throws -> Response {
+        try await list(
+            answer, element: element, from: Query(unsafeSQL: source), scope: scope, tieBreak: Query(unsafeSQL: tieBreak), owner: owner)
+    }
+
     /// Runs one write statement of a `TypedResource` on its own: a single statement is atomic without
     /// BEGIN/COMMIT, which would cost two more round trips.
     func write(_ query: Query, rendering record: PlainRecord) async throws -> WrittenRecord? {

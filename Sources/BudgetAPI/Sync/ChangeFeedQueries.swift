@@ -12,9 +12,10 @@ enum ChangeFeedQueries {
         var known: Query = "true"
         if let collection {
             filter = " AND l.collection = \(collection)"
-            // A collection that existed once keeps its tombstones in the log after PUT /db removed it.
+            // A collection that existed once keeps its tombstones in the log after PUT /db removed it. The typed
+            // tables log under their table names (record_change in migrations/0009).
             known = """
-                (\(collection) IN ('\(unsafeSQL: Categories.collection)', '\(unsafeSQL: Transactions.collection)') \
+                (\(collection) IN ('categories', 'transactions') \
                 OR EXISTS (SELECT 1 FROM collections WHERE name = \(collection)) \
                 OR EXISTS (SELECT 1 FROM change_log WHERE collection = \(collection)))
                 """
@@ -25,7 +26,7 @@ enum ChangeFeedQueries {
                        \(known) AS is_known
                 FROM change_feed_state s),
             page AS (
-                SELECT l.seq, \(unsafeSQL: change) AS change
+                SELECT l.seq, \(change) AS change
                 FROM change_log l
                 WHERE l.seq > \(since)\(filter)
                 ORDER BY l.seq
@@ -37,7 +38,7 @@ enum ChangeFeedQueries {
     }
 
     /// Change row `l` as `{"seq":…,"collection":…,"id":…,"op":…,"version":…,"data":…}`; no data for a tombstone.
-    private static let change = """
+    private static let change: Query = """
         '{"seq":' || l.seq || ',"collection":' || to_json(l.collection)::text || ',"id":' || l.record_id::text \
         || ',"op":"' || l.op || '","version":' || l.version \
         || CASE WHEN l.op = 'delete' THEN '' ELSE ',"data":' || coalesce(\(data), 'null') END || '}'
@@ -46,10 +47,10 @@ enum ChangeFeedQueries {
     /// The record's current JSON, exactly as its own GET renders it, read in the same snapshot as `l`.
     ///
     /// Only the matching branch runs, so a document's text key is never cast to bigint.
-    private static let data = """
+    private static let data: Query = """
         CASE l.collection \
-        WHEN '\(Categories.collection)' THEN \(CategoryQueries.jsonObject(where: "c.id = l.record_key::bigint"))::text \
-        WHEN '\(Transactions.collection)' THEN (SELECT \(TransactionQueries.json(expandingCategory: false)) \
+        WHEN 'categories' THEN \(CategoryQueries.jsonObject(where: "c.id = l.record_key::bigint"))::text \
+        WHEN 'transactions' THEN (SELECT \(TransactionQueries.json(expandingCategory: false)) \
             FROM transactions t WHERE t.id = l.record_key::bigint)::text \
         ELSE (SELECT d.body::text FROM documents d WHERE d.collection = l.collection AND d.id = l.record_key) \
         END
@@ -59,7 +60,7 @@ enum ChangeFeedQueries {
     ///
     /// The same as `change_feed_position()`, written out: PostgreSQL inlines a SQL function only when its
     /// body has no FROM, so calling that one planned its SELECT afresh on every read.
-    static let position = "(SELECT last_seq FROM change_feed_state)"
+    static let position: Query = "(SELECT last_seq FROM change_feed_state)"
 
     /// How many changes one sequencer run stamps at most.
     static let batchLimit = 1000

@@ -35,7 +35,7 @@ struct SnapshotJSON: Sendable {
 extension SnapshotJSON {
     /// `query`, whose one column is JSON, selected with the feed position from the same snapshot.
     static func statement(_ query: Query) -> Query {
-        "SELECT snapshot.json, \(unsafeSQL: ChangeFeedQueries.position) FROM (\(query)) AS snapshot(json)"
+        "SELECT snapshot.json, \(ChangeFeedQueries.position) FROM (\(query)) AS snapshot(json)"
     }
 
     /// The first row of `statement`'s result; nil when it has none.
@@ -58,7 +58,7 @@ extension SnapshotJSON {
     /// `statement(_:)`), first for plain columns, which follow it.
     static func statement(_ read: RecordRead) -> Query {
         switch read {
-        case .plain(let query, _): "SELECT \(unsafeSQL: ChangeFeedQueries.position), snapshot.* FROM (\(query)) AS snapshot"
+        case .plain(let query, _): "SELECT \(ChangeFeedQueries.position), snapshot.* FROM (\(query)) AS snapshot"
         case .rendered(let query): statement(query)
         }
     }

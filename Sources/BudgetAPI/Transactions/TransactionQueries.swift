@@ -16,7 +16,7 @@ enum TransactionQueries {
     ])
 
     /// The JSON object of transaction row `t`, optionally with its category under `category`.
-    static func json(expandingCategory: Bool) -> String {
+    static func json(expandingCategory: Bool) -> Query {
         let columns = record.renderedColumns
         guard expandingCategory else { return SQLFragments.jsonObject(columns: columns) }
         let category = CategoryQueries.jsonObject(where: "c.id = t.category_id")
@@ -24,7 +24,7 @@ enum TransactionQueries {
     }
 
     /// A scalar subquery: the JSON array, in id order, of the transactions that `condition` picks (over alias `t`).
-    static func jsonArray(where condition: String) -> String {
+    static func jsonArray(where condition: Query) -> Query {
         let element = json(expandingCategory: false)
         return "(SELECT \(SQLFragments.jsonArray(of: element, orderBy: "t.id"))::json FROM transactions t WHERE \(condition))"
     }
@@ -32,21 +32,21 @@ enum TransactionQueries {
     /// Every transaction in id order, as one JSON array (what `export` writes).
     static func list(expandingCategory: Bool) -> Query {
         let element = json(expandingCategory: expandingCategory)
-        return Query(unsafeSQL: "SELECT \(SQLFragments.jsonArray(of: element, orderBy: "t.id")) FROM transactions t")
+        return "SELECT \(SQLFragments.jsonArray(of: element, orderBy: "t.id")) FROM transactions t"
     }
 
     /// The transaction's JSON rendered in SQL, for `_expand=category`.
     static func find(id: Int64, expandingCategory: Bool) -> Query {
-        "SELECT \(unsafeSQL: json(expandingCategory: expandingCategory)) FROM transactions t WHERE t.id = \(id)"
+        "SELECT \(json(expandingCategory: expandingCategory)) FROM transactions t WHERE t.id = \(id)"
     }
 
     /// The transaction's `record` columns; no row when there is no such transaction.
     static func find(id: Int64) -> Query {
-        "SELECT \(unsafeSQL: record.columns) FROM transactions t WHERE t.id = \(id)"
+        "SELECT \(record.columns) FROM transactions t WHERE t.id = \(id)"
     }
 
     /// Writes answer (id, created, `record` columns) from the written row `t` (see `TypedResource`).
-    private static let answer = "\(record.columns) FROM t"
+    private static let answer: Query = "\(record.columns) FROM t"
 
     /// Inserts under the client's id, or the next server id when it gave none; the date defaults to today.
     static func insert(_ fields: TransactionFields) -> Query {
@@ -54,9 +54,9 @@ enum TransactionQueries {
         WITH t AS (
             INSERT INTO transactions (id, category_id, title, amount, date, note)
             VALUES (coalesce(\(fields.id)::bigint, nextval('transactions_id_seq')), \(fields.categoryID), \(fields.title),
-                    \(fields.amount), coalesce(\(fields.date)::date, \(unsafeSQL: SQLFragments.todayUTC)), \(fields.note ?? nil)::text)
+                    \(fields.amount), coalesce(\(fields.date)::date, \(SQLFragments.todayUTC)), \(fields.note ?? nil)::text)
             RETURNING *)
-        SELECT t.id, true, \(unsafeSQL: answer)
+        SELECT t.id, true, \(answer)
         """
     }
 
@@ -66,13 +66,13 @@ enum TransactionQueries {
         WITH t AS (
             INSERT INTO transactions AS existing (id, category_id, title, amount, date, note)
             VALUES (\(id), \(fields.categoryID), \(fields.title), \(fields.amount),
-                    coalesce(\(fields.date)::date, \(unsafeSQL: SQLFragments.todayUTC)), \(fields.note ?? nil)::text)
+                    coalesce(\(fields.date)::date, \(SQLFragments.todayUTC)), \(fields.note ?? nil)::text)
             ON CONFLICT (id) DO UPDATE
                 SET category_id = excluded.category_id, title = excluded.title, amount = excluded.amount,
                     date = excluded.date, note = excluded.note,
                     version = existing.version + 1, updated_at = now()
             RETURNING *, xmax = 0 AS inserted)
-        SELECT t.id, t.inserted, \(unsafeSQL: answer)
+        SELECT t.id, t.inserted, \(answer)
         """
     }
 
@@ -86,14 +86,14 @@ enum TransactionQueries {
         if let note = fields.note { assignments.append(", note = \(note)::text") }
         return """
             WITH t AS (UPDATE transactions SET \(assignments) WHERE id = \(id) RETURNING *)
-            SELECT t.id, false, \(unsafeSQL: answer)
+            SELECT t.id, false, \(answer)
             """
     }
 
     static func delete(id: Int64) -> Query {
         """
         WITH t AS (DELETE FROM transactions WHERE id = \(id) RETURNING *)
-        SELECT t.id, false, \(unsafeSQL: answer)
+        SELECT t.id, false, \(answer)
         """
     }
 }

@@ -19,7 +19,7 @@ struct Transactions: TypedResource {
     static let record = TransactionQueries.record
 
     static func listElement(for request: Request) throws -> ListElement {
-        try expandsCategory(request) ? .rendered(Query(unsafeSQL: TransactionQueries.json(expandingCategory: true))) : .plain(record)
+        try expandsCategory(request) ? .rendered(TransactionQueries.json(expandingCategory: true)) : .plain(record)
     }
 
     static func find(id: Int64, for request: Request) throws -> RecordRead {
