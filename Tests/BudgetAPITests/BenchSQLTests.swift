@@ -28,8 +28,8 @@ import Testing
             "transactions": [
                 list.statement(
                     element: try Transactions.listElement(for: Request(method: .get, target: "/")),
-                    from: Query(unsafeSQL: Transactions.listSource), scope: "t.category_id = \(id)",
-                    tieBreak: Query(unsafeSQL: Transactions.defaultOrder), ownerExists: CategoryQueries.exists(id: id)),
+                    from: Transactions.listSource, scope: "t.category_id = \(id)",
+                    tieBreak: Transactions.defaultOrder, ownerExists: CategoryQueries.exists(id: id)),
             ],
             "post": [
                 TransactionQueries.insert(try TransactionFields(

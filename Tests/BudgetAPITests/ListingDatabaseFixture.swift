@@ -29,8 +29,8 @@ struct ListingDatabase: Sendable {
         /// A typed resource's list, from its own source and order (as `RecordRoutes` passes them to `Database.list`).
         private static func typed<Resource: TypedResource>(_: Resource.Type) -> Source {
             Source(
-                from: Query(unsafeSQL: Resource.listSource), scope: "TRUE", element: .plain(Resource.record),
-                tieBreak: Query(unsafeSQL: Resource.defaultOrder))
+                from: Resource.listSource, scope: "TRUE", element: .plain(Resource.record),
+                tieBreak: Resource.defaultOrder)
         }
     }
 

@@ -21,7 +21,7 @@ import Testing
 
     @Test func everyAnswerExposesItsHeadersIsDatedAndAsksCachesToRevalidate() async throws {
         try await TestApp.with { app in
-            let created = try await app.request("POST", "/categories", json: #"{"title":"Food","budget":"10.00"}"#)
+            let created = try await app.request("POST", "/categories", json: #"{"title":"Food","amount":"10.00"}"#)
             #expect(created.status == 201)
             let answers = [
                 created, try await app.request("GET", "/categories"), try await app.request("GET", "/categories/999"),

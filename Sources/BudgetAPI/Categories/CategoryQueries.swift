@@ -41,10 +41,6 @@ enum CategoryQueries {
     /// What category lists select from: each row `c` with its balance `b`.
     static let source: Query = "categories c \(balance)"
 
-    /// `source` as text, for `Categories.listSource` while `TypedResource` takes it as `String` (see
-    /// `Database.list(_:element:from:scope:tieBreak:owner:)`); goes when the Routes files declare it as `Query`.
-    static let listSource = source.sql
-
     /// Whether the category exists, as a boolean expression.
     static func exists(id: Int64) -> Query {
         "EXISTS (SELECT 1 FROM categories WHERE id = \(id))"

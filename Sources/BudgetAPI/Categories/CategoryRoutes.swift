@@ -13,8 +13,8 @@ struct Categories: TypedResource {
     static func id(of fields: CategoryFields) -> Int64? { fields.id }
 
     static let catalog = ColumnCatalog.categories
-    static let listSource = CategoryQueries.listSource
-    static let defaultOrder = "c.id"
+    static let listSource = CategoryQueries.source
+    static let defaultOrder: Query = "c.id"
 
     static let record = CategoryQueries.record
 

@@ -18,9 +18,9 @@ protocol TypedResource: Sendable {
     /// The fields lists may filter and sort on, over the aliases of `listSource`.
     static var catalog: ColumnCatalog { get }
     /// The FROM list that `listElement` and `catalog` refer to, e.g. `transactions t`.
-    static var listSource: String { get }
+    static var listSource: Query { get }
     /// The default order of lists, which also breaks ties of `_sort`, e.g. `t.id`.
-    static var defaultOrder: String { get }
+    static var defaultOrder: Query { get }
     /// One record as plain columns over `listSource` and the aliases of write answers, rendered in Swift.
     static var record: PlainRecord { get }
     /// What a list answers per record: `record`, or JSON rendered in SQL when `_embed`/`_expand` asks for more.
@@ -50,17 +50,6 @@ struct WrittenRecord: Sendable {
 }
 
 extension Database {
-    /// Compatibility for `RecordRoutes` and `TransactionRoutes`, which still pass a resource's `listSource` and
-    /// `defaultOrder` as `String`: remove it, and make those two requirements `Query`, once the Routes files
-    /// declare them as `Query`. Safe meanwhile: both are constants of the program, never request text.
-    func list(
-        _ answer: ListAnswer, element: ListElement, from source: String, scope: Query = "TRUE", tieBreak: String,
-        owner: (exists: Query, missing: any Error & Sendable)? = nil
-    ) async throws -> Response {
-        try await list(
-            answer, element: element, from: Query(unsafeSQL: source), scope: scope, tieBreak: Query(unsafeSQL: tieBreak), owner: owner)
-    }
-
     /// Runs one write statement of a `TypedResource` on its own: a single statement is atomic without
     /// BEGIN/COMMIT, which would cost two more round trips.
     func write(_ query: Query, rendering record: PlainRecord) async throws -> WrittenRecord? {

@@ -13,8 +13,8 @@ struct Transactions: TypedResource {
     static func id(of fields: TransactionFields) -> Int64? { fields.id }
 
     static let catalog = ColumnCatalog.transactions
-    static let listSource = "transactions t"
-    static let defaultOrder = "t.id"
+    static let listSource: Query = "transactions t"
+    static let defaultOrder: Query = "t.id"
 
     static let record = TransactionQueries.record
 
