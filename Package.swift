@@ -2,7 +2,10 @@
 import PackageDescription
 
 // Dependencies point one way: CLinux ← Sockets ← HTTPServer, CLibPQ + Sockets ← Postgres (its event-loop
-// connections run on a Sockets `Reactor`), and BudgetAPI on top of both. HTTPServer knows nothing of budgets; Postgres knows nothing of HTTP. No SwiftNIO anywhere.
+// connections run on a Sockets `Reactor`), and BudgetAPI on top of both. HTTPServer knows nothing of budgets;
+// Postgres knows nothing of HTTP. JSONText (a JSON string literal) sits under HTTPServer and LogHandlers. The log
+// backends (LogHandlers: text and JSON lines, the batching sink) are chosen once, by the executable; no library
+// module depends on them. No SwiftNIO anywhere.
 let package = Package(
     name: "budget-server",
     platforms: [.macOS(.v14)],
@@ -26,10 +29,12 @@ let package = Package(
         // epoll, eventfd and accept4, which Swift's Glibc module leaves out.
         .target(name: "CLinux"),
         .target(name: "Sockets", dependencies: ["CLinux"]),
+        .target(name: "JSONText"),
         .target(
             name: "HTTPServer",
             dependencies: [
                 "Sockets",
+                "JSONText",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -44,6 +49,10 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "DequeModule", package: "swift-collections"),
             ]
+        ),
+        .target(
+            name: "LogHandlers",
+            dependencies: ["Sockets", "JSONText", .product(name: "Logging", package: "swift-log")]
         ),
         .target(
             name: "LocalPostgres",
@@ -67,6 +76,7 @@ let package = Package(
                 "HTTPServer",
                 "Postgres",
                 "LocalPostgres",
+                "LogHandlers",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -78,6 +88,7 @@ let package = Package(
         ),
         .testTarget(name: "SocketsTests", dependencies: ["Sockets"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "TestSupport"]),
+        .testTarget(name: "LogHandlersTests", dependencies: ["LogHandlers", "TestSupport"]),
         .testTarget(
             name: "PostgresTests",
             dependencies: ["Postgres", "Sockets", "TestSupport", .product(name: "Crypto", package: "swift-crypto")]

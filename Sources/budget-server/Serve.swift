@@ -3,6 +3,7 @@ import BudgetAPI
 import CLinux
 import Foundation
 import HTTPServer
+import LogHandlers
 import Logging
 import LocalPostgres
 import Postgres

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import HTTPServer
+import LogHandlers
 import Logging
 
 /// Picks a setting from a flag, else an environment variable, else a default (SPEC §1).

@@ -118,7 +118,7 @@ final class EventLoop: @unchecked Sendable {
 
     /// Starts the loop's thread; it runs until a drain finishes.
     func start() {
-        LoopThread.detach { self.run() }
+        DetachedThread.start { self.run() }
     }
 
     /// Hands a message to the loop from any thread.

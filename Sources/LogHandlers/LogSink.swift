@@ -38,7 +38,7 @@ public final class LogSink: Sendable {
         self.descriptor = descriptor
         wakeUp = try? EventNotifier()
         if let wakeUp {
-            LoopThread.detach { [self] in writeBatches(wakeUp) }
+            DetachedThread.start { [self] in writeBatches(wakeUp) }
         }
     }
 
