@@ -3,7 +3,8 @@ import PackageDescription
 
 // Dependencies point one way: CLinux ← Sockets ← HTTPServer, CLibPQ + Sockets ← Postgres (its event-loop
 // connections run on a Sockets `Reactor`), and BudgetAPI on top of both. HTTPServer knows nothing of budgets;
-// Postgres knows nothing of HTTP. JSONText (a JSON string literal) sits under HTTPServer and LogHandlers. The log
+// Postgres knows nothing of HTTP. Migrations holds our schema (migrations/*.sql, embedded at build time) for
+// Postgres's generic Migrator. JSONText (a JSON string literal) sits under HTTPServer and LogHandlers. The log
 // backends (LogHandlers: text and JSON lines, the batching sink) are chosen once, by the executable; no library
 // module depends on them. No SwiftNIO anywhere.
 let package = Package(
@@ -54,6 +55,16 @@ let package = Package(
             name: "LogHandlers",
             dependencies: ["Sockets", "JSONText", .product(name: "Logging", package: "swift-log")]
         ),
+        // The schema, migrations/*.sql, compiled into the binary by the EmbedMigrations plugin (which runs
+        // embed-migrations). The target's folder is migrations/ itself, its Swift in migrations/Swift: SwiftPM
+        // re-plans the build when a target's folder gains or loses a file, so a new .sql file is embedded
+        // without a code change; a folder outside every target would be read once and then go stale.
+        .executableTarget(name: "embed-migrations"),
+        .plugin(name: "EmbedMigrations", capability: .buildTool(), dependencies: ["embed-migrations"]),
+        .target(
+            name: "Migrations", dependencies: ["Postgres"], path: "migrations", sources: ["Swift"],
+            plugins: ["EmbedMigrations"]
+        ),
         .target(
             name: "LocalPostgres",
             dependencies: [.product(name: "Logging", package: "swift-log")]
@@ -77,13 +88,14 @@ let package = Package(
                 "Postgres",
                 "LocalPostgres",
                 "LogHandlers",
+                "Migrations",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .target(
             name: "TestSupport",
-            dependencies: ["Postgres", "LocalPostgres", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["Postgres", "Migrations", "LocalPostgres", .product(name: "Logging", package: "swift-log")],
             path: "Tests/TestSupport"
         ),
         .testTarget(name: "SocketsTests", dependencies: ["Sockets"]),
@@ -91,7 +103,7 @@ let package = Package(
         .testTarget(name: "LogHandlersTests", dependencies: ["LogHandlers", "TestSupport"]),
         .testTarget(
             name: "PostgresTests",
-            dependencies: ["Postgres", "Sockets", "TestSupport", .product(name: "Crypto", package: "swift-crypto")]
+            dependencies: ["Postgres", "Migrations", "Sockets", "TestSupport", .product(name: "Crypto", package: "swift-crypto")]
         ),
         .testTarget(name: "LocalPostgresTests", dependencies: ["LocalPostgres", "Postgres", "TestSupport"]),
         .testTarget(name: "BudgetAPITests", dependencies: ["BudgetAPI", "HTTPServer", "Postgres", "TestSupport"]),

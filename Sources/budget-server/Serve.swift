@@ -92,7 +92,7 @@ struct Serve: AsyncParsableCommand {
             location.cluster?.requestFastShutdown()
             LogSink.standardError.flush()  // _exit skips the flush at exit
         }
-        let migrator = Migrator(directory: try database.resolvedMigrationsDirectory(), logger: logger)
+        let migrator = try database.makeMigrator(logger: logger)
         try prepareDatabase(url: location.url, migrator: migrator, seed: seedBytes, logger: logger)
 
         let pool = ConnectionPool(configuration: PoolConfiguration(url: location.url, size: poolSize), logger: logger)
