@@ -37,7 +37,6 @@ let package = Package(
                 "Sockets",
                 "JSONText",
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
             ]
@@ -89,6 +88,7 @@ let package = Package(
                 "LocalPostgres",
                 "LogHandlers",
                 "Migrations",
+                "Sockets",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]

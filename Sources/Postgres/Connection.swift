@@ -1,6 +1,7 @@
 import CLibPQ
 import DequeModule
 import Glibc
+import Sockets
 
 /// One libpq connection: runs queries as cached prepared statements with text-format parameters.
 ///

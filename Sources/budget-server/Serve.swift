@@ -7,6 +7,7 @@ import LogHandlers
 import Logging
 import LocalPostgres
 import Postgres
+import Sockets
 
 /// `budget-server serve`: migrate, then answer HTTP until SIGTERM or SIGINT.
 struct Serve: AsyncParsableCommand {

@@ -6,8 +6,8 @@ enum IdempotencyQueries {
     /// The two-int form never collides with the change feed's one-bigint lock (migrations/0009).
     private static let lockSpace: Int32 = 0x4944_4B59
 
-    /// How long a key replays its first answer (SPEC §5: 24 h).
-    static let lifetime = "24 hours"
+    /// How long a key replays its first answer (24 hours); every statement below counts from it.
+    static let lifetime: Query = "interval '24 hours'"
 
     /// One statement: try to take the key's transaction lock (never waiting), and only if taken, read the
     /// key's live row. Columns: locked, found, fingerprint matches, status, headers (JSON text), body.
@@ -20,7 +20,7 @@ enum IdempotencyQueries {
                k.status, k.headers::text, k.body
         FROM (SELECT pg_try_advisory_xact_lock(\(lockSpace), hashtext(\(key.value))) AS locked) l
         LEFT JOIN idempotency_keys k
-            ON l.locked AND k.key = \(key.value) AND k.created_at > now() - interval '\(unsafeSQL: lifetime)'
+            ON l.locked AND k.key = \(key.value) AND k.created_at > now() - \(lifetime)
         """
     }
 
@@ -37,13 +37,13 @@ enum IdempotencyQueries {
         ON CONFLICT (key) DO UPDATE
             SET fingerprint = excluded.fingerprint, method = excluded.method, path = excluded.path,
                 status = excluded.status, headers = excluded.headers, body = excluded.body, created_at = now()
-            WHERE existing.created_at <= now() - interval '\(unsafeSQL: lifetime)'
+            WHERE existing.created_at <= now() - \(lifetime)
         """
     }
 
     /// Deletes keys past their lifetime; answers how many went.
     static let purgeExpired: Query = """
-        WITH purged AS (DELETE FROM idempotency_keys WHERE created_at <= now() - interval '24 hours' RETURNING 1)
+        WITH purged AS (DELETE FROM idempotency_keys WHERE created_at <= now() - \(lifetime) RETURNING 1)
         SELECT count(*) FROM purged
         """
 }

@@ -15,7 +15,7 @@ extension EventLoop {
             let wakeAt = drainRequest.map { min($0.deadline, nextSweep) } ?? nextSweep
             let wait = max(.zero, wakeAt - ContinuousClock.now)
             do {
-                try epoll.wait(into: ready, timeoutMilliseconds: Int32(wait.milliseconds + 1))
+                try epoll.wait(into: ready, timeoutMilliseconds: Int32(wait.wholeMilliseconds + 1))
             } catch {
                 logger.critical("event loop stopped: \(error)")
                 return finish()
@@ -163,13 +163,6 @@ extension EventLoop {
         drainRequest = nil
         // Whoever is still waiting on this loop must not wait forever.
         for message in pending { release(message) }
-    }
-}
-
-extension Duration {
-    /// Whole milliseconds, rounded down.
-    var milliseconds: Int64 {
-        components.seconds * 1000 + components.attoseconds / 1_000_000_000_000_000
     }
 }
 
