@@ -1,8 +1,9 @@
 // swift-tools-version: 6.0
 import PackageDescription
 
-// Dependencies point one way: CLinux ← Sockets ← HTTPServer, CLibPQ + Sockets ← Postgres (its event-loop
-// connections run on a Sockets `Reactor`), and BudgetAPI on top of both. HTTPServer knows nothing of budgets;
+// Dependencies point one way: CLinux ← Sockets ← HTTPServer, CLibPQ + Sockets ← Postgres, and BudgetAPI on top
+// of both. Sockets holds descriptors, epoll and the generic event loop (a thread, its task executor and its
+// `Reactor`); HTTPServer's connections and Postgres's event-loop connections both run on it. HTTPServer knows nothing of budgets;
 // Postgres knows nothing of HTTP. Migrations holds our schema (migrations/*.sql, embedded at build time) for
 // Postgres's generic Migrator. JSONText (a JSON string literal) sits under HTTPServer and LogHandlers. The log
 // backends (LogHandlers: text and JSON lines, the batching sink) are chosen once, by the executable; no library

@@ -16,9 +16,10 @@ struct LoopConnectionsTests {
         if let url { resolvedURL = url } else { resolvedURL = try await TestDatabase.empty() }
         let pool = ConnectionPool(
             configuration: PoolConfiguration(url: resolvedURL, size: poolSize, checkoutTimeout: checkoutTimeout), logger: Logger(label: "LoopConnectionsTests"))
-        let reactor = try TestReactor()
+        let testReactor = try TestReactor()
+        let reactor = testReactor.loop
         let detach = Detach()
-        defer { reactor.stop() }
+        defer { testReactor.stop() }
         await Task(executorPreference: reactor) {
             detach.run = LoopConnections.attach(to: reactor, pool: pool, count: count)
         }.value
