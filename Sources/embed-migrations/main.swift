@@ -10,19 +10,15 @@ guard let output = arguments.first else {
     exit(2)
 }
 
-/// `text` as a Swift string literal that reads back byte for byte (the checksum is over those bytes).
+/// `text` as a Swift string literal that reads back byte for byte (the checksum is over those bytes): the
+/// quote, the backslash and control characters as `\u{…}`, everything else as itself.
 func literal(_ text: String) -> String {
     var result = "\""
     for scalar in text.unicodeScalars {
-        switch scalar {
-        case "\\": result += "\\\\"
-        case "\"": result += "\\\""
-        case "\n": result += "\\n"
-        case "\r": result += "\\r"
-        case "\t": result += "\\t"
-        case _ where scalar.value < 0x20 || scalar.value == 0x7F:
+        if scalar == "\\" || scalar == "\"" || scalar.value < 0x20 || scalar.value == 0x7F {
             result += "\\u{" + String(scalar.value, radix: 16) + "}"
-        default: result.unicodeScalars.append(scalar)
+        } else {
+            result.unicodeScalars.append(scalar)
         }
     }
     return result + "\""
