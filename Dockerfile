@@ -15,10 +15,13 @@ RUN apt-get update \
 WORKDIR /src
 
 # Tests/ is copied too: Package.swift declares test targets, and SwiftPM refuses to load a
-# package whose target folders are missing, even to build one product.
+# package whose target folders are missing, even to build one product. migrations/ and Plugins/
+# are build inputs: the EmbedMigrations plugin compiles migrations/*.sql into the binary.
 COPY Package.swift ./
+COPY Plugins ./Plugins
 COPY Sources ./Sources
 COPY Tests ./Tests
+COPY migrations ./migrations
 RUN swift build -c release --static-swift-stdlib --product budget-server \
     && mkdir -p /staging \
     && cp "$(swift build -c release --static-swift-stdlib --show-bin-path)/budget-server" /staging/
@@ -35,8 +38,8 @@ RUN apt-get update \
     && useradd --system --uid 10001 --user-group --home-dir /app --no-create-home budget
 
 WORKDIR /app
+# The migrations are inside the binary; mount a folder and pass --migrations-dir to apply others.
 COPY --from=build /staging/budget-server /app/budget-server
-COPY migrations /app/migrations
 
 USER budget:budget
 EXPOSE 3000

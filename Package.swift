@@ -1,8 +1,13 @@
 // swift-tools-version: 6.0
 import PackageDescription
 
-// Dependencies point one way: CLinux ← Sockets ← HTTPServer, CLibPQ + Sockets ← Postgres (its event-loop
-// connections run on a Sockets `Reactor`), and BudgetAPI on top of both. HTTPServer knows nothing of budgets; Postgres knows nothing of HTTP. No SwiftNIO anywhere.
+// Dependencies point one way: CLinux ← Sockets ← HTTPServer, CLibPQ + Sockets ← Postgres, and BudgetAPI on top
+// of both. Sockets holds descriptors, epoll and the generic event loop (a thread, its task executor and its
+// `Reactor`); HTTPServer's connections and Postgres's event-loop connections both run on it. HTTPServer knows nothing of budgets;
+// Postgres knows nothing of HTTP. Migrations holds our schema (migrations/*.sql, embedded at build time) for
+// Postgres's generic Migrator. JSONText (a JSON string literal) sits under HTTPServer and LogHandlers. The log
+// backends (LogHandlers: text and JSON lines, the batching sink) are chosen once, by the executable; no library
+// module depends on them. No SwiftNIO anywhere.
 let package = Package(
     name: "budget-server",
     platforms: [.macOS(.v14)],
@@ -26,12 +31,13 @@ let package = Package(
         // epoll, eventfd and accept4, which Swift's Glibc module leaves out.
         .target(name: "CLinux"),
         .target(name: "Sockets", dependencies: ["CLinux"]),
+        .target(name: "JSONText"),
         .target(
             name: "HTTPServer",
             dependencies: [
                 "Sockets",
+                "JSONText",
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
             ]
@@ -44,6 +50,20 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "DequeModule", package: "swift-collections"),
             ]
+        ),
+        .target(
+            name: "LogHandlers",
+            dependencies: ["Sockets", "JSONText", .product(name: "Logging", package: "swift-log")]
+        ),
+        // The schema, migrations/*.sql, compiled into the binary by the EmbedMigrations plugin (which runs
+        // embed-migrations). The target's folder is migrations/ itself, its Swift in migrations/Swift: SwiftPM
+        // re-plans the build when a target's folder gains or loses a file, so a new .sql file is embedded
+        // without a code change; a folder outside every target would be read once and then go stale.
+        .executableTarget(name: "embed-migrations"),
+        .plugin(name: "EmbedMigrations", capability: .buildTool(), dependencies: ["embed-migrations"]),
+        .target(
+            name: "Migrations", dependencies: ["Postgres"], path: "migrations", sources: ["Swift"],
+            plugins: ["EmbedMigrations"]
         ),
         .target(
             name: "LocalPostgres",
@@ -67,20 +87,24 @@ let package = Package(
                 "HTTPServer",
                 "Postgres",
                 "LocalPostgres",
+                "LogHandlers",
+                "Migrations",
+                "Sockets",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .target(
             name: "TestSupport",
-            dependencies: ["Postgres", "LocalPostgres", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["Postgres", "Migrations", "LocalPostgres", .product(name: "Logging", package: "swift-log")],
             path: "Tests/TestSupport"
         ),
         .testTarget(name: "SocketsTests", dependencies: ["Sockets"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "TestSupport"]),
+        .testTarget(name: "LogHandlersTests", dependencies: ["LogHandlers", "TestSupport"]),
         .testTarget(
             name: "PostgresTests",
-            dependencies: ["Postgres", "Sockets", "TestSupport", .product(name: "Crypto", package: "swift-crypto")]
+            dependencies: ["Postgres", "Migrations", "Sockets", "TestSupport", .product(name: "Crypto", package: "swift-crypto")]
         ),
         .testTarget(name: "LocalPostgresTests", dependencies: ["LocalPostgres", "Postgres", "TestSupport"]),
         .testTarget(name: "BudgetAPITests", dependencies: ["BudgetAPI", "HTTPServer", "Postgres", "TestSupport"]),

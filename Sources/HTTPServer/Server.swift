@@ -5,11 +5,11 @@ import Synchronization
 /// An HTTP/1.1 server: binds, runs the event loops, and stops gracefully.
 ///
 /// How the work is split between loop threads and handler tasks is written at the top of
-/// Connection/EventLoop.swift. Signals are the executable's business, not the server's.
+/// Connection/ServerLoop.swift. Signals are the executable's business, not the server's.
 public final class Server: Sendable {
     private struct Running {
         var listener: Socket
-        var loops: [EventLoop]
+        var loops: [ServerLoop]
     }
 
     private let configuration: ServerConfiguration
@@ -40,7 +40,7 @@ public final class Server: Sendable {
                 let port = try listener.localAddress().port
                 let group = LoopGroup()
                 let loops = try (0..<max(1, configuration.eventLoopCount)).map { _ in
-                    try EventLoop(listener: listener, limits: configuration.limits, group: group, setup: handlerForLoop, logger: logger)
+                    try ServerLoop(listener: listener, limits: configuration.limits, group: group, setup: handlerForLoop, logger: logger)
                 }
                 group.join(loops)
                 loops.forEach { $0.start() }

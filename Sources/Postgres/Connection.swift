@@ -1,5 +1,6 @@
 import CLibPQ
 import Glibc
+import Sockets
 
 /// One libpq connection: runs queries as cached prepared statements with text-format parameters.
 ///

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import Sockets
 
 /// The state and thread loop behind a `BackgroundDrain` (see the design note in BackgroundDrain.swift).
 // @unchecked Sendable: every mutable field is guarded by `condition`'s lock; `connection` and the retry
@@ -121,7 +122,7 @@ final class DrainCore: @unchecked Sendable {
             let (ticket, shouldExit): (UInt64, Bool) = condition.withLock {
                 while !isStopped, requested == completed, nextSweep.map({ ContinuousClock.now < $0 }) ?? true {
                     if let nextSweep {
-                        _ = condition.wait(until: Date(timeIntervalSinceNow: Self.seconds(nextSweep - .now)))
+                        _ = condition.wait(until: Date(timeIntervalSinceNow: max(0, (nextSweep - .now).timeInterval)))
                     } else {
                         condition.wait()
                     }
@@ -131,7 +132,7 @@ final class DrainCore: @unchecked Sendable {
             }
             if shouldExit { break }
             if ContinuousClock.now < retryAt {
-                Thread.sleep(forTimeInterval: Self.seconds(retryAt - .now))
+                Thread.sleep(forTimeInterval: max(0, (retryAt - .now).timeInterval))
             }
             if drain() {
                 finish(ticket)
@@ -196,7 +197,4 @@ final class DrainCore: @unchecked Sendable {
         for waiter in done { waiter.resume(returning: true) }
     }
 
-    private static func seconds(_ duration: Duration) -> TimeInterval {
-        max(0, Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18)
-    }
 }

@@ -37,10 +37,3 @@ enum LibPQ {
         }
     }
 }
-
-extension Duration {
-    /// Whole milliseconds, rounded down, as PostgreSQL's `statement_timeout` and `poll` take them.
-    public var wholeMilliseconds: Int64 {
-        components.seconds * 1000 + components.attoseconds / 1_000_000_000_000_000
-    }
-}

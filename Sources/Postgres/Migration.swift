@@ -1,6 +1,7 @@
 import Foundation
 
-/// One schema migration file, `migrations/NNNN_name.sql`.
+/// One schema migration: a file `NNNN_name.sql` and its SQL, wherever it was read from (embedded in the
+/// binary at build time, or a folder given at run time).
 public struct Migration: Sendable, Hashable {
     /// The number before the first underscore; migrations apply in ascending order.
     public let version: Int
@@ -10,8 +11,32 @@ public struct Migration: Sendable, Hashable {
     public let fileName: String
     /// The SQL script.
     public let sql: String
-    /// SHA-256 of the file's bytes, lowercase hex; recorded when applied and compared on every run.
-    public let checksum: String
+
+    /// A migration named by `fileName`, which must be `NNNN_name.sql`.
+    public init(fileName: String, sql: String) throws(MigrationError) {
+        guard fileName.hasSuffix(".sql") else { throw .invalidFileName(fileName) }
+        let stem = fileName.dropLast(4)
+        guard let underscore = stem.firstIndex(of: "_"), let version = Int(stem[..<underscore]),
+              stem[..<underscore].allSatisfy(\.isASCII) else {
+            throw .invalidFileName(fileName)
+        }
+        self.version = version
+        self.name = String(stem[stem.index(after: underscore)...])
+        self.fileName = fileName
+        self.sql = sql
+    }
+
+    /// The `*.sql` files of `directory`, for `--migrations-dir`; other files are ignored.
+    public static func read(from directory: URL) throws -> [Migration] {
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory.path) else {
+            throw MigrationError.directoryMissing(path: directory.path)
+        }
+        return try names.sorted().filter { $0.hasSuffix(".sql") }.map { fileName in
+            let data = try Data(contentsOf: directory.appendingPathComponent(fileName))
+            guard let sql = String(data: data, encoding: .utf8) else { throw MigrationError.notUTF8(file: fileName) }
+            return try Migration(fileName: fileName, sql: sql)
+        }
+    }
 }
 
 /// Why migrations could not be read or applied; every case names the file concerned.

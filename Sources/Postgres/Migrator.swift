@@ -1,31 +1,36 @@
 import Foundation
 import Logging
 
-/// Applies `NNNN_name.sql` files from one folder in version order, each in its own transaction.
+/// Applies a list of migrations in version order, each in its own transaction.
 ///
+/// The list comes from the caller: the executable passes the migrations embedded at build time, or those
+/// of `--migrations-dir` (`Migration.read(from:)`); this type knows nothing of whose schema it builds.
 /// Applied migrations are recorded in `schema_migrations` with a SHA-256 checksum of the file; a file
 /// changed after it was applied stops the run with `MigrationError.checksumMismatch`. `migrate` holds a
 /// session advisory lock for the whole run and re-reads the applied versions under it, so two processes
 /// migrating one database at once never both apply a migration. Files must not contain BEGIN/COMMIT.
 public struct Migrator: Sendable {
-    public let directory: URL
+    /// The migrations to apply, in any order; `pending` sorts them and rejects a version used twice.
+    public let migrations: [Migration]
     private let logger: Logger
 
     /// The advisory lock key every budget-server process agrees on ("budget-m" in ASCII).
     private static let lockKey: Int64 = 0x6275_6467_6574_2D6D
 
-    public init(directory: URL, logger: Logger) {
-        self.directory = directory
+    public init(migrations: [Migration], logger: Logger) {
+        self.migrations = migrations
         self.logger = logger
     }
 
     /// Migrations not yet applied, in order; checks the checksums of the applied ones.
     public func pending(on connection: Connection) throws -> [Migration] {
-        let migrations = try readMigrations(on: connection)
+        let migrations = try ordered()
         let applied = try appliedChecksums(on: connection)
         for migration in migrations {
-            if let recorded = applied[migration.version], recorded != migration.checksum {
-                throw MigrationError.checksumMismatch(file: migration.fileName, recorded: recorded, current: migration.checksum)
+            guard let recorded = applied[migration.version] else { continue }
+            let current = try checksum(of: migration, on: connection)
+            if recorded != current {
+                throw MigrationError.checksumMismatch(file: migration.fileName, recorded: recorded, current: current)
             }
         }
         return migrations.filter { applied[$0.version] == nil }
@@ -57,7 +62,7 @@ public struct Migrator: Sendable {
                 }
                 try connection.execute("""
                     INSERT INTO schema_migrations (version, name, checksum)
-                    VALUES (\(migration.version), \(migration.name), \(migration.checksum))
+                    VALUES (\(migration.version), \(migration.name), \(try checksum(of: migration, on: connection)))
                     """)
             }
             logger.info("applied migration", metadata: ["file": "\(migration.fileName)"])
@@ -65,31 +70,19 @@ public struct Migrator: Sendable {
         return migrations
     }
 
-    /// Reads and orders the folder's migration files; the checksum is computed by the server
-    /// (`sha256` over the UTF-8 text, which is the file's bytes), so no crypto package is needed.
-    private func readMigrations(on connection: Connection) throws -> [Migration] {
-        guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory.path) else {
-            throw MigrationError.directoryMissing(path: directory.path)
-        }
-        var migrations: [Migration] = []
-        for fileName in names.sorted() where fileName.hasSuffix(".sql") {
-            let stem = fileName.dropLast(4)
-            guard let underscore = stem.firstIndex(of: "_"), let version = Int(stem[..<underscore]),
-                  stem[..<underscore].allSatisfy(\.isASCII) else {
-                throw MigrationError.invalidFileName(fileName)
-            }
-            let data = try Data(contentsOf: directory.appendingPathComponent(fileName))
-            guard let sql = String(data: data, encoding: .utf8) else { throw MigrationError.notUTF8(file: fileName) }
-            let checksum = try connection.query("SELECT encode(sha256(convert_to(\(sql), 'UTF8')), 'hex')")[0]
-                .decode(String.self, at: 0)
-            migrations.append(Migration(version: version, name: String(stem[stem.index(after: underscore)...]),
-                                        fileName: fileName, sql: sql, checksum: checksum))
-        }
-        migrations.sort { $0.version < $1.version }
-        for (previous, next) in zip(migrations, migrations.dropFirst()) where previous.version == next.version {
+    /// The migrations in version order; two with one version are an error.
+    private func ordered() throws(MigrationError) -> [Migration] {
+        let sorted = migrations.sorted { $0.version < $1.version }
+        for (previous, next) in zip(sorted, sorted.dropFirst()) where previous.version == next.version {
             throw MigrationError.duplicateVersion(next.version, files: [previous.fileName, next.fileName])
         }
-        return migrations
+        return sorted
+    }
+
+    /// SHA-256 of the migration's UTF-8 text (the file's bytes), lowercase hex; computed by the server, so
+    /// no crypto package is needed.
+    private func checksum(of migration: Migration, on connection: Connection) throws -> String {
+        try connection.query("SELECT encode(sha256(convert_to(\(migration.sql), 'UTF8')), 'hex')")[0].decode(String.self, at: 0)
     }
 
     /// Recorded checksums by version; empty when `schema_migrations` does not exist yet.

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import Sockets
 
 /// The loop of the listener thread: keeps one LISTENing connection alive and feeds the core.
 ///
@@ -27,7 +28,7 @@ final class NotificationListener: @unchecked Sendable {
             let untilDeadline = core.expireWaiters()
             if connection == nil, ContinuousClock.now >= retryAt { connect() }
             guard let connection else {
-                Thread.sleep(forTimeInterval: Self.seconds(min(untilDeadline, max(.zero, retryAt - .now))))
+                Thread.sleep(forTimeInterval: min(untilDeadline, max(.zero, retryAt - .now)).timeInterval)
                 continue
             }
             do {
@@ -90,9 +91,5 @@ final class NotificationListener: @unchecked Sendable {
         connection?.close()
         connection = nil
         retryAt = .now
-    }
-
-    private static func seconds(_ duration: Duration) -> TimeInterval {
-        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
     }
 }

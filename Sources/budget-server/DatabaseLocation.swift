@@ -61,7 +61,7 @@ extension DatabaseOptions {
         let logger = makeLogger(level: try resolvedLogLevel())
         let location = try DatabaseLocation.resolve(self, logger: logger)
         defer { location.close(logger: logger) }
-        let migrator = Migrator(directory: try resolvedMigrationsDirectory(), logger: logger)
+        let migrator = try makeMigrator(logger: logger)
         let connection = try Connection.connect(to: location.url)
         defer { connection.close() }
         if migrating { try migrator.migrate(on: connection) }

@@ -4,7 +4,7 @@ import Postgres
 
 /// `budget-server migrate`: apply pending migrations, or list them with `--dry-run`.
 struct Migrate: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Apply pending migrations from the migrations folder.")
+    static let configuration = CommandConfiguration(abstract: "Apply pending migrations (those built in, or --migrations-dir).")
 
     @Flag(help: "List the migrations that would be applied, and apply none.")
     var dryRun = false

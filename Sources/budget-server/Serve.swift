@@ -3,9 +3,11 @@ import BudgetAPI
 import CLinux
 import Foundation
 import HTTPServer
+import LogHandlers
 import Logging
 import LocalPostgres
 import Postgres
+import Sockets
 
 /// `budget-server serve`: migrate, then answer HTTP until SIGTERM or SIGINT.
 struct Serve: AsyncParsableCommand {
@@ -91,7 +93,7 @@ struct Serve: AsyncParsableCommand {
             location.cluster?.requestFastShutdown()
             LogSink.standardError.flush()  // _exit skips the flush at exit
         }
-        let migrator = Migrator(directory: try database.resolvedMigrationsDirectory(), logger: logger)
+        let migrator = try database.makeMigrator(logger: logger)
         try prepareDatabase(url: location.url, migrator: migrator, seed: seedBytes, logger: logger)
 
         let pool = ConnectionPool(configuration: PoolConfiguration(url: location.url, size: poolSize), logger: logger)

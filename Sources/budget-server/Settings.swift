@@ -1,6 +1,9 @@
 import ArgumentParser
 import Foundation
 import HTTPServer
+import LogHandlers
+import Migrations
+import Postgres
 import Logging
 
 /// Picks a setting from a flag, else an environment variable, else a default (docs/configuration.md).
@@ -33,7 +36,7 @@ struct DatabaseOptions: ParsableArguments {
     @Option(help: "Folder of the embedded PostgreSQL cluster (env BUDGET_DATA_DIR, default ./.budget-data).")
     var dataDir: String?
 
-    @Option(help: "Folder of NNNN_name.sql migrations (env MIGRATIONS_DIR, default ./migrations).")
+    @Option(help: "Folder of NNNN_name.sql migrations to apply instead of those built into the binary (env MIGRATIONS_DIR).")
     var migrationsDir: String?
 
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical (env LOG_LEVEL, default info).")
@@ -48,16 +51,14 @@ struct DatabaseOptions: ParsableArguments {
         return level
     }
 
-    func resolvedMigrationsDirectory() throws -> URL {
-        if let path = try Setting.resolve(migrationsDir, environment: "MIGRATIONS_DIR") {
-            return URL(fileURLWithPath: path)
+    /// The migrator of the migrations built into the binary, or of the folder `--migrations-dir` names.
+    func makeMigrator(logger: Logger) throws -> Migrator {
+        let migrations = if let path = try Setting.resolve(migrationsDir, environment: "MIGRATIONS_DIR") {
+            try Migration.read(from: URL(fileURLWithPath: path))
+        } else {
+            try EmbeddedMigrations.all()
         }
-        let local = URL(fileURLWithPath: "migrations")
-        if FileManager.default.fileExists(atPath: local.path) { return local }
-        // `swift run` from another folder: the migrations of the package this binary was built from.
-        return URL(fileURLWithPath: #filePath)
-            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("migrations")
+        return Migrator(migrations: migrations, logger: logger)
     }
 
     func resolvedDataDirectory() throws -> URL {

@@ -116,7 +116,7 @@ import TestSupport
         let log = LogCapture()
         let url = try await TestDatabase.fresh()
         let pool = ConnectionPool(configuration: TestApp.smallPool(url), logger: log.logger(label: "auth-test"))
-        let migrator = Migrator(directory: TestDatabase.migrationsDirectory, logger: log.logger(label: "auth-test"))
+        let migrator = Migrator(migrations: try TestDatabase.migrations(), logger: log.logger(label: "auth-test"))
         let service = BudgetApp.makeService(pool: pool, migrator: migrator, options: Self.options(), logger: log.logger(label: "auth-test"))
         var configuration = ServerConfiguration()
         configuration.port = 0

@@ -35,7 +35,7 @@ final class TestApp: Sendable {
         if let databaseURL { url = databaseURL } else { url = try await TestDatabase.fresh() }
         self.databaseURL = url
         pool = ConnectionPool(configuration: poolConfiguration(url), logger: Self.logger)
-        let migrator = Migrator(directory: TestDatabase.migrationsDirectory, logger: Self.logger)
+        let migrator = Migrator(migrations: try TestDatabase.migrations(), logger: Self.logger)
         var configuration = ServerConfiguration()
         configuration.port = 0
         configuration.limits.requestTimeout = .seconds(2)

@@ -16,8 +16,9 @@ struct LoopConnectionsTests {
         if let url { resolvedURL = url } else { resolvedURL = try await TestDatabase.empty() }
         let pool = ConnectionPool(
             configuration: PoolConfiguration(url: resolvedURL, size: poolSize, checkoutTimeout: checkoutTimeout), logger: Logger(label: "LoopConnectionsTests"))
-        let reactor = try TestReactor()
-        defer { reactor.stop() }
+        let testReactor = try TestReactor()
+        let reactor = testReactor.loop
+        defer { testReactor.stop() }
         // Made on the reactor's thread, as a server makes each loop's connections as the loop starts.
         let loop = await Task(executorPreference: reactor) {
             LoopConnections(reactor: reactor, pool: pool, count: count)
@@ -160,8 +161,9 @@ struct LoopConnectionsTests {
     @Test func statementsOffTheLoopThreadUseThePool() async throws {
         let url = try await TestDatabase.empty()
         let pool = ConnectionPool(configuration: PoolConfiguration(url: url, size: 1), logger: Logger(label: "LoopConnectionsTests"))
-        let reactor = try TestReactor()
-        defer { reactor.stop() }
+        let testReactor = try TestReactor()
+        let reactor = testReactor.loop
+        defer { testReactor.stop() }
         let loop = await Task(executorPreference: reactor) { LoopConnections(reactor: reactor, pool: pool, count: 1) }.value
         // Called from the cooperative pool, not the reactor's thread: the statement must not touch the loop's
         // connections, so it runs on the pool's only connection.

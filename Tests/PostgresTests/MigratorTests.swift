@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import Logging
+import Migrations
 import Postgres
 import TestSupport
 import Testing
@@ -8,6 +9,11 @@ import Testing
 @Suite("Migrator")
 struct MigratorTests {
     private let logger = Logger(label: "MigratorTests")
+
+    /// The migrator of a folder's migrations.
+    private func makeMigrator(_ directory: URL) throws -> Migrator {
+        Migrator(migrations: try Migration.read(from: directory), logger: logger)
+    }
 
     /// A temporary migrations folder holding `files` (name → SQL).
     private func folder(_ files: [String: String]) throws -> URL {
@@ -35,7 +41,7 @@ struct MigratorTests {
     @Test func appliesInOrderRecordsChecksumsAndIsIdempotent() async throws {
         let directory = try folder(files)
         let connection = try Connection.connect(to: try await TestDatabase.empty())
-        let migrator = Migrator(directory: directory, logger: logger)
+        let migrator = try makeMigrator(directory)
         let applied = try migrator.migrate(on: connection)
         #expect(applied.map(\.version) == [1, 2, 10])
         let rows = try recorded(connection)
@@ -51,11 +57,11 @@ struct MigratorTests {
     @Test func changedChecksumStopsWithAnErrorNamingTheFile() async throws {
         let directory = try folder(files)
         let connection = try Connection.connect(to: try await TestDatabase.empty())
-        let migrator = Migrator(directory: directory, logger: logger)
-        try migrator.migrate(on: connection)
+        try makeMigrator(directory).migrate(on: connection)
         try "ALTER TABLE things ADD COLUMN label varchar(10);"
             .write(to: directory.appendingPathComponent("0002_add_label.sql"), atomically: true, encoding: .utf8)
-        #expect { try migrator.migrate(on: connection) } throws: { error in
+        let edited = try makeMigrator(directory)
+        #expect { try edited.migrate(on: connection) } throws: { error in
             guard case .checksumMismatch(let file, _, _) = error as? MigrationError else { return false }
             return file == "0002_add_label.sql" && "\(error)".contains("0002_add_label.sql")
         }
@@ -63,7 +69,7 @@ struct MigratorTests {
 
     @Test func dryRunListsPendingWithoutApplying() async throws {
         let connection = try Connection.connect(to: try await TestDatabase.empty())
-        let migrator = Migrator(directory: try folder(files), logger: logger)
+        let migrator = try makeMigrator(try folder(files))
         #expect(try migrator.dryRun(on: connection).map(\.fileName)
             == ["0001_create_things.sql", "0002_add_label.sql", "0010_create_others.sql"])
         let tables = try connection.query("SELECT count(*) FROM pg_tables WHERE schemaname = 'public'")
@@ -72,10 +78,10 @@ struct MigratorTests {
 
     @Test func failingMigrationRollsBackAndNamesTheFile() async throws {
         let connection = try Connection.connect(to: try await TestDatabase.empty())
-        let migrator = Migrator(directory: try folder([
+        let migrator = try makeMigrator(try folder([
             "0001_ok.sql": "CREATE TABLE a (id int);",
             "0002_broken.sql": "CREATE TABLE b (id int); SELECT no_such_column FROM a;",
-        ]), logger: logger)
+        ]))
         #expect { try migrator.migrate(on: connection) } throws: { error in
             "\(error)".contains("0002_broken.sql")
         }
@@ -85,9 +91,9 @@ struct MigratorTests {
 
     @Test func badFileNamesAndDuplicateVersionsAreErrors() async throws {
         let connection = try Connection.connect(to: try await TestDatabase.empty())
-        let badName = Migrator(directory: try folder(["create.sql": "SELECT 1;"]), logger: logger)
-        #expect(throws: MigrationError.self) { try badName.pending(on: connection) }
-        let duplicate = Migrator(directory: try folder(["0001_a.sql": "SELECT 1;", "1_b.sql": "SELECT 2;"]), logger: logger)
+        let badName = try folder(["create.sql": "SELECT 1;"])
+        #expect(throws: MigrationError.self) { try Migration.read(from: badName) }
+        let duplicate = try makeMigrator(try folder(["0001_a.sql": "SELECT 1;", "1_b.sql": "SELECT 2;"]))
         #expect(throws: MigrationError.self) { try duplicate.pending(on: connection) }
     }
 
@@ -97,7 +103,7 @@ struct MigratorTests {
             "0001_slow.sql": "CREATE TABLE slow (id int); SELECT pg_sleep(0.3);",
             "0002_next.sql": "CREATE TABLE next (id int);",
         ])
-        let migrator = Migrator(directory: directory, logger: logger)
+        let migrator = try makeMigrator(directory)
         let results = try await withThrowingTaskGroup(of: [Int].self) { group in
             for _ in 0..<2 {
                 group.addTask {
@@ -109,6 +115,20 @@ struct MigratorTests {
         #expect(results.flatMap { $0 }.sorted() == [1, 2])
         #expect(results.contains([]))
         #expect(try recorded(try Connection.connect(to: url)).map(\.0) == [1, 2])
+    }
+}
+
+extension MigratorTests {
+    /// What the binary embeds is exactly migrations/*.sql, byte for byte, so adding a file needs no code change.
+    @Test func theEmbeddedMigrationsAreTheFolderAsBuilt() throws {
+        let folder = URL(fileURLWithPath: #filePath).resolvingSymlinksInPath()
+            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("migrations")
+        let embedded = try EmbeddedMigrations.all()
+        #expect(embedded.map(\.fileName) == (try Migration.read(from: folder)).map(\.fileName))
+        for migration in embedded {
+            #expect(Array(migration.sql.utf8) == [UInt8](try Data(contentsOf: folder.appendingPathComponent(migration.fileName))))
+        }
     }
 }
 

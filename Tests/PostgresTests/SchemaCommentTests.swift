@@ -24,7 +24,9 @@ import Testing
     }
 
     @Test func commentsCiteDocsPagesThatExist() async throws {
-        let root = TestDatabase.migrationsDirectory.deletingLastPathComponent()
+        // The package's folder, from this file's place in it (Tests/PostgresTests/).
+        let root = URL(fileURLWithPath: #filePath).resolvingSymlinksInPath()
+            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         let pattern = try Regex(#"docs/[A-Za-z0-9_-]+\.md"#)
         var cited: Set<String> = []
         for comment in try await comments() {

@@ -13,7 +13,7 @@ public final class ServerProcess: Sendable {
     public let port: Int
 
     /// Starts `budget-server serve` with `arguments` (add `--database-url` or `--data-dir`), on port 0 and
-    /// the package's migrations, and waits until it listens; a process that exits first fails with its log.
+    /// the migrations built into it, and waits until it listens; a process that exits first fails with its log.
     public static func start(_ arguments: [String], startupTimeout: Duration = .seconds(90)) async throws -> ServerProcess {
         let executable = try executablePath()
         let logPath = FileManager.default.temporaryDirectory
@@ -22,7 +22,7 @@ public final class ServerProcess: Sendable {
         let environment = ProcessInfo.processInfo.environment.filter { !settingVariables.contains($0.key) }
         let process = try await ChildProcess.start(
             [executable, "serve", "--host", "127.0.0.1", "--port", "0",
-             "--migrations-dir", TestDatabase.migrationsDirectory.path, "--log-level", "info"] + arguments,
+             "--log-level", "info"] + arguments,
             environment: environment, outputPath: logPath)
         var port: Int?
         do {
@@ -70,7 +70,8 @@ public final class ServerProcess: Sendable {
             return path
         }
         let bundleFolder = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
-        let packageRoot = TestDatabase.migrationsDirectory.deletingLastPathComponent()
+        let packageRoot = URL(fileURLWithPath: #filePath).resolvingSymlinksInPath()
+            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         let candidates = [
             bundleFolder.appendingPathComponent("budget-server").path,
             packageRoot.appendingPathComponent(".build/debug/budget-server").path,

@@ -1,13 +1,14 @@
 import Foundation
 import LocalPostgres
 import Logging
+import Migrations
 import Postgres
 
 /// Throwaway PostgreSQL databases for tests, each a copy of one migrated template.
 ///
 /// The first call starts one private cluster for the whole test process in a short folder under /tmp
-/// (or uses the server in `DATABASE_URL` when set), creates a template database and applies the
-/// package's `migrations/` to it once. Every `fresh()` then copies the template with
+/// (or uses the server in `DATABASE_URL` when set), creates a template database and applies
+/// the embedded migrations to it once. Every `fresh()` then copies the template with
 /// `CREATE DATABASE … TEMPLATE`, so suites run in parallel without seeing each other's rows.
 /// The cluster is stopped and its folder removed when the process exits.
 public enum TestDatabase {
@@ -27,10 +28,10 @@ public enum TestDatabase {
         try await setUp.value.serverURL
     }
 
-    /// The package's `migrations/`, found from this file's real location (symlinks resolved).
-    public static let migrationsDirectory = URL(fileURLWithPath: #filePath).resolvingSymlinksInPath()
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("migrations")
+    /// The project's migrations: the list built into budget-server (migrations/*.sql at build time).
+    public static func migrations() throws -> [Migration] {
+        try EmbeddedMigrations.all()
+    }
 
     private static func createDatabase(copying template: String, in environment: Environment) async throws -> String {
         let name = "test_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
@@ -77,13 +78,9 @@ public enum TestDatabase {
         let templateName = "test_template_\(getpid())_\(UInt32.random(in: 0...UInt32.max))"
         try Connection.connect(to: serverURL).execute(Query(unsafeSQL: "CREATE DATABASE \(templateName)"))
         cleanup.createdDatabase(templateName)
-        if FileManager.default.fileExists(atPath: migrationsDirectory.path) {
-            let connection = try Connection.connect(to: url(serverURL, database: templateName))
-            defer { connection.close() }
-            try Migrator(directory: migrationsDirectory, logger: logger).migrate(on: connection)
-        } else {
-            logger.warning("no migrations folder; the template database is empty", metadata: ["path": "\(migrationsDirectory.path)"])
-        }
+        let connection = try Connection.connect(to: url(serverURL, database: templateName))
+        defer { connection.close() }
+        try Migrator(migrations: try migrations(), logger: logger).migrate(on: connection)
         return Environment(serverURL: serverURL, templateName: templateName)
     }
 

@@ -6,7 +6,8 @@ enum IdempotencyQueries {
     /// The two-int form never collides with the change feed's one-bigint lock (migrations/0009).
     private static let lockSpace: Int32 = 0x4944_4B59
 
-    /// How long a key replays its first answer (24 h: docs/sync.md, Idempotency keys).
+    /// How long a key replays its first answer (24 h: docs/sync.md, Idempotency keys); every statement below
+    /// counts from it.
     static let lifetime: Query = "interval '24 hours'"
 
     /// One statement: try to take the key's transaction lock (never waiting), and only if taken, read the

@@ -1,8 +1,8 @@
 import Sockets
 
-/// One accepted TCP connection and its HTTP/1.1 state machine, owned by a single `EventLoop`.
+/// One accepted TCP connection and its HTTP/1.1 state machine, owned by a single `ServerLoop`.
 ///
-/// Not Sendable and never shared: only the owning loop's thread calls into it (see EventLoop.swift).
+/// Not Sendable and never shared: only the owning loop's thread calls into it (see ServerLoop.swift).
 /// One request is in flight at a time; pipelined requests wait in `input` until the previous
 /// answer is written, so answers leave in request order (RFC 9112 §9.3.2).
 final class Connection {
@@ -35,9 +35,9 @@ final class Connection {
     private var interest: Epoll.Events = .readable
     /// The Task running the handler while `phase` is `.handling`; cancelled when the connection closes first.
     private var handlerTask: Task<Void, Never>?
-    private unowned let loop: EventLoop
+    private unowned let loop: ServerLoop
 
-    init(socket: Socket, serial: UInt64, loop: EventLoop, now: ContinuousClock.Instant) {
+    init(socket: Socket, serial: UInt64, loop: ServerLoop, now: ContinuousClock.Instant) {
         self.socket = socket
         self.serial = serial
         self.loop = loop
@@ -243,7 +243,7 @@ final class Connection {
         if !output.isEmpty { wanted.insert(.writable) }
         guard wanted != interest else { return }
         interest = wanted
-        do { try loop.epoll.modify(socket.descriptor, for: wanted) } catch { loop.close(self) }
+        do { try loop.eventLoop.rewatch(socket.descriptor, for: wanted) } catch { loop.close(self) }
     }
 
     /// Applies the timeouts; called by the loop's periodic sweep.
@@ -263,4 +263,9 @@ final class Connection {
         }
         if !output.isEmpty && now - lastWriteProgress > limits.idleTimeout { loop.close(self) }
     }
+}
+
+extension Limits {
+    /// The most a connection buffers while its handler runs: one maximal request.
+    var maxBufferedBytes: Int { maxRequestLineBytes + maxHeaderBytes + maxBodyBytes }
 }

@@ -22,7 +22,7 @@ extension Problem {
     public static func answer(to error: any Error, for request: Request, logger: Logger) -> Response {
         if let error = error as? any ProblemConvertible { return error.problem.response }
         if error is CancellationError, Task.isCancelled {
-            // The client went away (see EventLoop.dispatch); nobody reads this answer, and nothing failed.
+            // The client went away (see ServerLoop.dispatch); nobody reads this answer, and nothing failed.
             return Problem(.serviceUnavailable, detail: "The request was cancelled.").response
         }
         logger.error(

@@ -1,3 +1,5 @@
+import JSONText
+
 /// RFC 9457 problem details: an error that knows its own HTTP answer.
 public struct Problem: Error, Sendable, CustomStringConvertible {
     /// One invalid input field, so a client can show every mistake at once.
@@ -62,25 +64,4 @@ public protocol ProblemConvertible: Error {
 
 extension Problem: ProblemConvertible {
     public var problem: Problem { self }
-}
-
-extension String {
-    /// The string as a JSON string literal (RFC 8259 §7).
-    var jsonQuoted: String {
-        var result = "\""
-        for scalar in unicodeScalars {
-            switch scalar {
-            case "\"": result += "\\\""
-            case "\\": result += "\\\\"
-            case "\n": result += "\\n"
-            case "\r": result += "\\r"
-            case "\t": result += "\\t"
-            case _ where scalar.value < 0x20:
-                let hex = String(scalar.value, radix: 16)
-                result += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            default: result.unicodeScalars.append(scalar)
-            }
-        }
-        return result + "\""
-    }
 }

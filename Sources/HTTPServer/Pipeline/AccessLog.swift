@@ -1,4 +1,5 @@
 import Logging
+import Sockets
 
 /// Logs one line per answered request at `.info`: method, target, status, body bytes, duration and request id.
 ///
@@ -50,11 +51,4 @@ public protocol RequestObserver: Sendable {
     func requestStarted(_ request: Request)
     /// Called with the final answer, the one the client gets, however it was made.
     func requestFinished(_ request: Request, response: Response, duration: Duration)
-}
-
-extension Duration {
-    /// The duration in whole microseconds, rounded down.
-    var wholeMicroseconds: Int64 {
-        components.seconds * 1_000_000 + components.attoseconds / 1_000_000_000_000
-    }
 }

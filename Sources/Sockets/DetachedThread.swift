@@ -2,15 +2,16 @@
 import Glibc
 #endif
 
-/// A detached OS thread; the event loops need real threads, not cooperative-pool tasks,
-/// because they block in epoll_wait.
-enum LoopThread {
+/// A detached OS thread, for work that blocks (in `epoll_wait`, `poll`) and so must not run on a
+/// cooperative-pool task.
+public enum DetachedThread {
     private final class Body {
         let run: @Sendable () -> Void
         init(_ run: @escaping @Sendable () -> Void) { self.run = run }
     }
 
-    static func detach(_ run: @escaping @Sendable () -> Void) {
+    /// Runs `run` on a new thread that nobody joins.
+    public static func start(_ run: @escaping @Sendable () -> Void) {
         let context = Unmanaged.passRetained(Body(run)).toOpaque()
         var thread = pthread_t()
         let result = pthread_create(&thread, nil, { context in

@@ -38,7 +38,7 @@ public final class LogSink: Sendable {
         self.descriptor = descriptor
         wakeUp = try? EventNotifier()
         if let wakeUp {
-            LoopThread.detach { [self] in writeBatches(wakeUp) }
+            DetachedThread.start { [self] in writeBatches(wakeUp) }
         }
     }
 
@@ -66,7 +66,7 @@ public final class LogSink: Sendable {
 
     /// The writer thread: sleeps until a batch starts, lets it fill for `batchInterval`, writes it.
     private func writeBatches(_ wakeUp: EventNotifier) {
-        let pause = useconds_t(Self.batchInterval / .microseconds(1))
+        let pause = useconds_t(Self.batchInterval.wholeMicroseconds)
         var descriptor = pollfd(fd: wakeUp.descriptor, events: Int16(POLLIN), revents: 0)
         while true {
             guard poll(&descriptor, 1, -1) >= 0 || errno == EINTR else { return }

@@ -1,4 +1,5 @@
 import Glibc
+import JSONText
 import Logging
 
 /// Writes each log event as one JSON object on a line of its own (JSON Lines), for log collectors.
