@@ -5,7 +5,7 @@ import PackageDescription
 // of both. Sockets holds descriptors, epoll and the generic event loop (a thread, its task executor and its
 // `Reactor`); HTTPServer's connections and Postgres's event-loop connections both run on it. HTTPServer knows nothing of budgets;
 // Postgres knows nothing of HTTP. Migrations holds our schema (migrations/*.sql, embedded at build time) for
-// Postgres's generic Migrator. JSONText (a JSON string literal) sits under HTTPServer and LogHandlers. The log
+// Postgres's generic Migrator. JSONText (the one JSON string escaper) sits under HTTPServer, LogHandlers and BudgetAPI. The log
 // backends (LogHandlers: text and JSON lines, the batching sink) are chosen once, by the executable; no library
 // module depends on them. No SwiftNIO anywhere.
 let package = Package(
@@ -74,6 +74,7 @@ let package = Package(
             dependencies: [
                 "HTTPServer",
                 "Postgres",
+                "JSONText",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),

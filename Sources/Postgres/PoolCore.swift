@@ -1,5 +1,6 @@
 import DequeModule
 import Foundation
+import Sockets
 import Logging
 
 /// The pool's shared state and threads; see the design note in ConnectionPool.swift.
@@ -84,7 +85,7 @@ final class PoolCore: @unchecked Sendable {
         // A tenth of the timeout keeps the error prompt without waking more than ~10 times a second.
         let interval = min(max(timeout / 10, .milliseconds(5)), .milliseconds(100))
         while true {
-            Thread.sleep(forTimeInterval: Double(interval.components.attoseconds) / 1e18 + Double(interval.components.seconds))
+            Thread.sleep(forTimeInterval: interval.timeInterval)
             let now = ContinuousClock.now
             let expired: [PoolJob]? = condition.withLock {
                 guard !isClosed else { return nil }

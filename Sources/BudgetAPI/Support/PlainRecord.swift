@@ -1,3 +1,4 @@
+import JSONText
 import Postgres
 
 /// A typed record read as plain columns and written as JSON in Swift, byte for byte as `row_to_json` writes it.
@@ -71,7 +72,7 @@ struct PlainRecord: Sendable {
                 guard let text else { return output += Self.null }
                 switch kind {
                 case .number: output.append(contentsOf: text)
-                case .string: JSONWriter.appendString(utf8: text, to: &output)
+                case .string: JSONQuoting.append(utf8: text, to: &output)
                 case .date:
                     output.append(UInt8(ascii: "\""))
                     output.append(contentsOf: text)
