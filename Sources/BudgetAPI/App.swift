@@ -78,10 +78,11 @@ public enum BudgetApp {
         // Innermost first: a precondition is judged in the write's transaction; the answer gets its ETag
         // before a key stores it, so a replay carries the same one.
         var routes = router.mapHandlers { method, handlers in
-            var handler = tags.wrapping(handlers[method]!)
+            var handler = handlers[method]!
             if Preconditions.methods.contains(method), let read = handlers[.get] {
-                handler = tags.wrapping(preconditions.wrapping(handlers[method]!, read: read))
+                handler = preconditions.wrapping(handler, read: read)
             }
+            handler = tags.wrapping(handler)
             if IdempotentWrites.methods.contains(method) { handler = keys.wrapping(handler) }
             return handler
         }
