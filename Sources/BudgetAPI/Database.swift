@@ -86,13 +86,6 @@ struct Database: Sendable {
     }
 }
 
-extension PostgresError {
-    /// A serialization failure or deadlock: the transaction lost a race and may simply be run again.
-    var isConcurrentWrite: Bool {
-        sqlState == SQLState.serializationFailure || sqlState == SQLState.deadlockDetected
-    }
-}
-
 extension QueryResult {
     /// The first column of the first row as bytes, or nil for no row.
     func firstJSON() -> [UInt8]? {

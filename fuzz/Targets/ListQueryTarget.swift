@@ -1,6 +1,6 @@
 @testable import BudgetAPI
 @testable import HTTPServer
-import Postgres
+@testable import Postgres
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -53,6 +53,7 @@ enum ListQueryTarget {
         invariant(plan.usesPatterns == (query.search != nil || usesLike(query.filter)), "usesPatterns is \(plan.usesPatterns)")
         let statement = select(plan)
         checkPlaceholders(statement)
+        checkSendable(statement)
         let other: ListPlan
         do {
             other = try ListPlan(canonical(), catalog: catalog)
@@ -66,6 +67,19 @@ enum ListQueryTarget {
 
     private static func select(_ plan: ListPlan) -> Query {
         plan.selectPage(element: "d.doc", from: "documents d", scope: "d.collection = \("records")", tieBreak: "d.position")
+    }
+
+    /// A statement the drivers refuse to send (a NUL in a value) must answer 4xx: a 500 is a finding.
+    private static func checkSendable(_ statement: Query) {
+        do {
+            try statement.checkSendable()
+        } catch {
+            let answer = APIError.translating(error)
+            guard let problem = (answer as? any ProblemConvertible)?.problem else {
+                fatalError("an unsendable statement would answer 500: \(error)")
+            }
+            invariant((400..<500).contains(problem.status.code), "an unsendable statement answers \(problem.status.code)")
+        }
     }
 
     /// `$1`, `$2`, … appear once each, in order, one per binding; no statement separator ever appears.

@@ -4,6 +4,13 @@ import Postgres
 // Database facts get their API meaning here, in one place, keyed on the constraint names of `migrations/`.
 // Constraint names, not message text, decide the answer, so a reworded PostgreSQL message changes nothing.
 
+extension PostgresError {
+    /// A serialization failure or deadlock: the transaction lost a race and may simply be run again.
+    var isConcurrentWrite: Bool {
+        sqlState == SQLState.serializationFailure || sqlState == SQLState.deadlockDetected
+    }
+}
+
 extension APIError {
     /// The error to answer for `error`: its API meaning when it is a database error that has one, else
     /// itself (a database error without one means a bug, and stays a logged 500). `RequestPipeline` renders
