@@ -144,10 +144,7 @@ struct QuakeFeature: Decodable {
 }
 
 struct Quake: Decodable {
-    let code: String
-    let magnitude: Double
-    let place: String
-    let time: Date
+    let code: String, magnitude: Double, place: String, time: Date
 
     private enum CodingKeys: String, CodingKey {
         case code, magnitude = "mag", place, time
@@ -164,40 +161,24 @@ struct Quake: Decodable {
 }
 
 struct Post: Decodable {
-    let id: Int
-    let title: String
-    let author: String
-    let views: Int
-    let published: Bool
+    let id: Int, title: String, author: String, views: Int, published: Bool
 }
 
 struct NewPost: Encodable {
-    let title: String
-    let author: String
-    let views: Int
-    let published: Bool
+    let title: String, author: String, views: Int, published: Bool
 }
 
+/// Money as `Decimal`, the type a budget app sums in.
 struct BudgetCategory: Decodable {
-    let id: Int
-    let title: String
-    let amount: Decimal
-    let spent: Decimal
-    let remaining: Decimal
+    let id: Int, title: String, amount: Decimal, spent: Decimal, remaining: Decimal
 }
 
 struct BudgetTransaction: Decodable {
-    let id: Int
-    let categoryId: Int
-    let amount: Decimal
+    let id: Int, categoryId: Int, amount: Decimal
 }
 
 struct Person: Codable, Equatable {
-    let id: Int
-    let firstName: String
-    let lastName: String
-    let birthday: Date
-    let dogs: [Dog]
+    let id: Int, firstName: String, lastName: String, birthday: Date, dogs: [Dog]
 
     private enum CodingKeys: String, CodingKey {
         case id, firstName = "first_name", lastName = "last_name", birthday, dogs
@@ -205,13 +186,9 @@ struct Person: Codable, Equatable {
 }
 
 struct Dog: Codable, Equatable {
-    let id: Int
-    let name: String
+    let id: Int, name: String
 }
 
 struct Entry: Codable, Equatable {
-    let id: Int
-    let title: String
-    let date: Date
-    let done: Bool
+    let id: Int, title: String, date: Date, done: Bool
 }
