@@ -59,7 +59,8 @@ public struct LocalCluster: Sendable {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         try runner.giveToPostgresUser(directory.path)
         if runner.runsAsPostgresUser, try runner.run("/usr/bin/test", ["-w", directory.path, "-a", "-x", directory.path]).status != 0 {
-            throw LocalClusterError.directoryNotAccessible(path: directory.path)
+            let blocked = try ClusterPlacement.firstFolderPostgresCannotEnter(above: directory.path, runner: runner)
+            throw LocalClusterError.directoryNotAccessible(path: directory.path, blockedFolder: blocked)
         }
         if !FileManager.default.fileExists(atPath: "\(dataDirectory)/PG_VERSION") {
             try initialize(programs)

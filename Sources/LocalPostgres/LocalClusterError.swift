@@ -8,8 +8,9 @@ public enum LocalClusterError: Error, CustomStringConvertible, Sendable {
     case socketPathTooLong(path: String, limit: Int)
     /// Running as root, but there is no `postgres` OS user to run the server as.
     case postgresUserMissing
-    /// The `postgres` OS user cannot write the cluster folder (often a parent folder it cannot enter).
-    case directoryNotAccessible(path: String)
+    /// The `postgres` OS user cannot reach the cluster folder: `blockedFolder` above it denies search (x) permission,
+    /// or, when nil, the folder itself cannot be written.
+    case directoryNotAccessible(path: String, blockedFolder: String?)
     /// A PostgreSQL program exited with a failure status.
     case commandFailed(command: String, status: Int32, output: String)
 
@@ -27,8 +28,13 @@ public enum LocalClusterError: Error, CustomStringConvertible, Sendable {
         case .postgresUserMissing:
             return "running as root, but there is no `postgres` OS user to run PostgreSQL as (PostgreSQL refuses to run as root). "
                 + "Install the postgresql package, which creates it, or run as an ordinary user."
-        case .directoryNotAccessible(let path):
-            return "the postgres OS user cannot write \(path); choose a folder whose parents it can enter (e.g. under /tmp)."
+        case .directoryNotAccessible(let path, let blockedFolder?):
+            return "the postgres OS user (PostgreSQL's user when started as root) cannot enter \(blockedFolder), "
+                + "so it cannot reach \(path): \(blockedFolder) lacks search (x) permission for it. "
+                + "Allow it (`setfacl -m u:postgres:x \(blockedFolder)` or `chmod o+x \(blockedFolder)`), "
+                + "or choose a --data-dir outside \(blockedFolder)."
+        case .directoryNotAccessible(let path, nil):
+            return "the postgres OS user (PostgreSQL's user when started as root) cannot write \(path)."
         case .commandFailed(let command, let status, let output):
             return "`\(command)` failed with status \(status): \(output)"
         }

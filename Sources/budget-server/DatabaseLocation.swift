@@ -16,14 +16,23 @@ struct DatabaseLocation {
         if let url = try Setting.resolve(options.databaseURL, environment: "DATABASE_URL") {
             return DatabaseLocation(url: url, cluster: nil)
         }
-        let directory = try options.resolvedDataDirectory()
-        let cluster = LocalCluster(directory: directory, logger: logger)
+        let requested = try options.resolvedDataDirectory()
+        let placement = try ClusterPlacement.resolve(requested)
+        if let blocked = placement.blockedFolder {
+            // docs/configuration.md, "The embedded cluster": root runs PostgreSQL as `postgres`.
+            logger.notice("""
+                the postgres OS user cannot enter \(blocked), so the embedded cluster lives in \
+                \(placement.directory.path); \(requested.standardizedFileURL.path) links to it
+                """)
+        }
+        let cluster = LocalCluster(directory: placement.directory, logger: logger)
         // A cluster another process started (a running server, while `export` runs) is that process's to stop.
         let isOurs = try !cluster.isRunning()
         do {
             let administration = try cluster.start()
             try createDatabaseIfMissing(embeddedDatabaseName, administrationURL: administration)
             logger.info("embedded PostgreSQL is up", metadata: [
+                "directory": "\(cluster.directory.path)",
                 "psql": "psql -h \(cluster.socketDirectory) -U postgres \(embeddedDatabaseName)",
             ])
             return DatabaseLocation(url: cluster.url(database: embeddedDatabaseName), cluster: isOurs ? cluster : nil)

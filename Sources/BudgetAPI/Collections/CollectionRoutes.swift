@@ -82,15 +82,15 @@ struct CollectionRoutes: Sendable {
         }
     }
 
-    /// PATCH: a shallow merge (application/json, or RFC 7396 merge-patch+json where null removes a member).
+    /// PATCH: json-server's shallow merge for application/json, RFC 7396's recursive one for merge-patch+json.
     func merge(_ request: Request, database: Database) async throws -> Response {
         let (name, key) = try Self.recordPath(request)
         let patch = try RequestBody.object(request, accepting: [RequestBody.json, RequestBody.mergePatch])
-        let nullRemoves = request.contentType == RequestBody.mergePatch
+        let rule = PatchRule(contentType: request.contentType)
         return try await database.transaction { connection in
             let store = DocumentStore(connection: connection)
             try store.requirePlural(name)
-            guard let body = try store.merge(key, in: name, patch: patch, nullRemoves: nullRemoves) else {
+            guard let body = try store.merge(key, in: name, patch: patch, rule: rule) else {
                 throw CollectionError.recordNotFound(collection: name, key: key)
             }
             return .json(body)
@@ -115,14 +115,15 @@ struct CollectionRoutes: Sendable {
         let name = try request.parameters.require("name")
         let accepted = isMerge ? [RequestBody.json, RequestBody.mergePatch] : [RequestBody.json]
         let members = try RequestBody.object(request, accepting: accepted)
-        let nullRemoves = request.contentType == RequestBody.mergePatch
+        let rule = PatchRule(contentType: request.contentType)
         return try await database.transaction { connection in
             let store = DocumentStore(connection: connection)
             guard try store.kind(of: name) == .singular else { throw CollectionError.pluralNeedsRecordID(name) }
-            if isMerge, let body = try store.merge("", in: name, patch: members, nullRemoves: nullRemoves) {
+            if isMerge, let body = try store.merge("", in: name, patch: members, rule: rule) {
                 return .json(body)
             }
-            return .json(try store.replaceSingular(name, with: members))
+            // A singular resource a seed left without a row merges into `{}`, so merge-patch's nulls still remove.
+            return .json(try store.replaceSingular(name, with: isMerge ? rule.apply(members, to: JSONObject()) : members))
         }
     }
 

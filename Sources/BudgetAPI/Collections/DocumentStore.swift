@@ -77,21 +77,20 @@ struct DocumentStore {
         return (false, try update(pathKey, in: collection, to: members.settingID(id)))
     }
 
-    /// PATCH: a shallow merge keeping old members in place and appending new ones; nil when the record is missing.
+    /// PATCH: merges `patch` into the stored record by `rule`; nil when the record is missing.
     ///
-    /// A singular resource has the empty key, and its `id`, if any, is an ordinary member.
-    ///
-    /// `nullRemoves` is RFC 7396's reading of `null` (merge-patch+json); plain JSON stores the null, as
-    /// json-server's `Object.assign` does.
-    func merge(_ pathKey: String, in collection: String, patch: JSONObject, nullRemoves: Bool) throws -> [UInt8]? {
-        if !pathKey.isEmpty, let given = try patch.documentID(), given.key != pathKey {
-            throw CollectionError.idMismatch(pathKey: pathKey)
+    /// The row is read `FOR UPDATE` and merged here, inside the caller's transaction, so PostgreSQL only reads
+    /// and writes one row, and a concurrent PATCH waits for this one instead of losing its members.
+    /// A singular resource has the empty key, and its `id`, if any, is an ordinary member; a record's `id`
+    /// never changes.
+    func merge(_ pathKey: String, in collection: String, patch: JSONObject, rule: PatchRule) throws -> [UInt8]? {
+        var changes = patch
+        if !pathKey.isEmpty {
+            if let given = try patch.documentID(), given.key != pathKey { throw CollectionError.idMismatch(pathKey: pathKey) }
+            changes["id"] = nil
         }
-        guard var merged = try find(pathKey, in: collection, lockingIt: true) else { return nil }
-        for member in patch where member.name != "id" || pathKey.isEmpty {
-            merged[member.name] = nullRemoves && member.value == .null ? nil : member.value
-        }
-        return try update(pathKey, in: collection, to: merged)
+        guard let stored = try find(pathKey, in: collection, lockingIt: true) else { return nil }
+        return try update(pathKey, in: collection, to: rule.apply(changes, to: stored))
     }
 
     func update(_ key: String, in collection: String, to body: JSONObject) throws -> [UInt8] {
