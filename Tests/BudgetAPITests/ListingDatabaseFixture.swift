@@ -71,7 +71,7 @@ struct ListingDatabase: Sendable {
 
     /// The ids a generic list of `collection` answers.
     func documents(_ query: String, in collection: String = "posts") async throws -> [String] {
-        try await list(query, catalog: DocumentCatalog(column: "d.doc"), source: .documents(collection)).ids
+        try await list(query, catalog: DocumentCatalog(column: "d.doc", collection: collection), source: .documents(collection)).ids
     }
 
     func scalar(_ sql: String) async throws -> String? {

@@ -57,7 +57,7 @@ import Testing
             let ids = try await database.documents(row.query.addingPercentEncodingKeepingSeparators())
             #expect(ids == row.ids, "\(row.query)")
         }
-        let paged = try await database.list("_per_page=2&_page=9", catalog: DocumentCatalog(column: "d.doc"), source: .documents("posts"))
+        let paged = try await database.list("_per_page=2&_page=9", catalog: DocumentCatalog(column: "d.doc", collection: "posts"), source: .documents("posts"))
         #expect(paged.total == 4)
         #expect(try await database.documents("title=json-server", in: "other") == ["1"])
     }

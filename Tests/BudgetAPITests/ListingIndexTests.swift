@@ -88,7 +88,7 @@ import TestSupport
     static func explain(_ target: String, relations: [DocumentRelation] = []) async throws -> ExplainedPlan {
         let request = Request(method: .get, target: target)
         let collection = String(request.path.dropFirst())
-        let statement = try CollectionListing(request: request).statement(scope: CollectionListing.scope(listing: collection), relations: relations)
+        let statement = try CollectionListing(request: request, collection: collection).statement(scope: CollectionListing.scope(listing: collection), relations: relations)
         let url = try await database.value
         let json = try await runOffCooperativePool {
             let connection = try Connection.connect(to: url)

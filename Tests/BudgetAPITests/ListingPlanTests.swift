@@ -2,7 +2,7 @@
 import Postgres
 import Testing
 
-func plan(_ query: String, catalog: some FieldCatalog = DocumentCatalog(column: "d.doc")) throws -> ListPlan {
+func plan(_ query: String, catalog: some FieldCatalog = DocumentCatalog(column: "d.doc", collection: "records")) throws -> ListPlan {
     try ListPlan(try parseList(query), catalog: catalog)
 }
 
@@ -19,20 +19,28 @@ func plan(_ query: String, catalog: some FieldCatalog = DocumentCatalog(column: 
         #expect(!statement.contains("count(*)"))
     }
 
+    /// The presence test json-server 0.17's plain `field=value` carries: an unknown field filters nothing.
+    static let presence = "coalesce((SELECT true FROM documents present WHERE present.collection = $1 "
+        + "AND present.doc #> $2::text[] IS NOT NULL ORDER BY present.position LIMIT 1), false)"
+
     @Test func genericEqualityUsesContainmentForEveryMeaningOfTheText() throws {
         let equal = try plan("postId=1")
-        #expect(equal.condition.sql == "(d.doc @> $1::jsonb OR d.doc @> $2::jsonb)")
-        #expect(equal.condition.bindings == [#"{"postId":"1"}"#, #"{"postId":1}"#])
+        #expect(equal.condition.sql == "d.doc @> ANY (CASE WHEN \(Self.presence) THEN ARRAY[$3::jsonb, $4::jsonb] ELSE ARRAY['{}'::jsonb] END)")
+        #expect(equal.condition.bindings == ["records", #"{"postId"}"#, #"{"postId":"1"}"#, #"{"postId":1}"#])
         let deep = try plan("author.name=true")
-        #expect(deep.condition.bindings == [#"{"author":{"name":"true"}}"#, #"{"author":{"name":true}}"#])
+        #expect(deep.condition.bindings.suffix(2) == [#"{"author":{"name":"true"}}"#, #"{"author":{"name":true}}"#])
         let text = try plan("title=01")
-        #expect(text.condition.bindings == [#"{"title":"01"}"#])
+        #expect(text.condition.bindings.suffix(1) == [#"{"title":"01"}"#])
+        // The 1.x operator spelling always filters, so it has no presence test.
+        let spelled = try plan("postId:eq=1")
+        #expect(spelled.condition.sql == "(d.doc @> $1::jsonb OR d.doc @> $2::jsonb)")
+        #expect(spelled.condition.bindings == [#"{"postId":"1"}"#, #"{"postId":1}"#])
     }
 
     @Test func arrayIndexPathsCompareTheMemberItself() throws {
         let indexed = try plan("tags[0]=a")
-        #expect(indexed.condition.sql == "(d.doc #> $1::text[]) IN ($2::jsonb)")
-        #expect(indexed.condition.bindings == [#"{"tags","0"}"#, #""a""#])
+        #expect(indexed.condition.sql == "(NOT \(Self.presence) OR (d.doc #> $3::text[]) IN ($4::jsonb))")
+        #expect(indexed.condition.bindings == ["records", #"{"tags","0"}"#, #"{"tags","0"}"#, #""a""#])
     }
 
     @Test func rangesLikeAndNotEqual() throws {

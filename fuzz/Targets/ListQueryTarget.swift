@@ -15,7 +15,7 @@ public func testOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
 }
 
 enum ListQueryTarget {
-    static let documents = DocumentCatalog(column: "d.doc")
+    static let documents = DocumentCatalog(column: "d.doc", collection: "records")
 
     static func check(_ input: UnsafeRawBufferPointer) {
         // The parser refuses a target with bytes outside visible ASCII; percent-encoding them lets every input

@@ -11,24 +11,28 @@ struct CollectionListing: Sendable {
     private static let tieBreak: Query = "d.position"
 
     private let answer: ListAnswer
+    /// The collection whose records are listed.
+    private let collection: String
     /// `_embed` and `_expand` names, resolved against the collections once a connection is at hand.
     private let embeds: [String]
     private let expands: [String]
 
-    init(request: Request) throws {
-        answer = try ListAnswer(request: request, catalog: DocumentCatalog(column: "d.doc"))
+    /// - Parameter collection: the collection whose records are listed (for a nested route, the children's).
+    init(request: Request, collection: String) throws {
+        answer = try ListAnswer(request: request, catalog: DocumentCatalog(column: "d.doc", collection: collection))
+        self.collection = collection
         (embeds, expands) = (answer.query.embeds, answer.query.expands)
     }
 
-    /// The records of `collection` that the query picks.
-    func response(listing collection: String, on connection: Connection) throws -> Response {
-        try response(collection, scope: Self.scope(listing: collection), on: connection)
+    /// The records of the collection that the query picks.
+    func response(on connection: Connection) throws -> Response {
+        try response(scope: Self.scope(listing: collection), on: connection)
     }
 
-    /// The records of `collection` whose `field` names `parent` (a nested route's children).
-    func response(children collection: String, of parent: DocumentID, field: String, on connection: Connection) throws -> Response {
+    /// The records of the collection whose `field` names `parent` (a nested route's children).
+    func response(childrenOf parent: DocumentID, field: String, on connection: Connection) throws -> Response {
         let scope: Query = "d.collection = \(collection) AND \(DocumentQueries.references(parent, field: field))"
-        return try response(collection, scope: scope, on: connection)
+        return try response(scope: scope, on: connection)
     }
 
     /// The statement a list runs: the plan's page of the rows in `scope`, each with `relations` appended.
@@ -41,7 +45,7 @@ struct CollectionListing: Sendable {
         "d.collection = \(collection)"
     }
 
-    private func response(_ collection: String, scope: Query, on connection: Connection) throws -> Response {
+    private func response(scope: Query, on connection: Connection) throws -> Response {
         let relations = try DocumentStore(connection: connection).relations(embeds: embeds, expands: expands, on: collection)
         let element = ListElement.rendered(DocumentQueries.body(with: relations))
         return try answer.response(element: element, from: Self.source, scope: scope, tieBreak: Self.tieBreak, on: connection)

@@ -30,7 +30,7 @@ struct CollectionRoutes: Sendable {
             let store = DocumentStore(connection: connection)
             switch try store.kind(of: name) {
             // A singular resource has no list to query, so list parameters cannot be wrong for it.
-            case .plural: return try CollectionListing(request: request).response(listing: name, on: connection)
+            case .plural: return try CollectionListing(request: request, collection: name).response(on: connection)
             case .singular: return .json(try store.singular(name))
             }
         }

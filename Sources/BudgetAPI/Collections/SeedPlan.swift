@@ -34,7 +34,9 @@ struct SeedPlan {
         }
         for (name, value) in members {
             let path = SeedPath.member(SeedPath.root, name)
-            if CollectionNames.reserved.contains(name) {
+            if name == Self.schemaMember {
+                continue
+            } else if CollectionNames.reserved.contains(name) {
                 issue(path, "'\(name)' is reserved for the server's own routes (\(CollectionNames.reserved.sorted().joined(separator: ", ")))")
             } else if !CollectionNames.isWellFormed(name) {
                 issue(path, "a collection name is 1 to 100 letters, digits, '_' or '-'")
@@ -52,6 +54,10 @@ struct SeedPlan {
         }
         guard issues.isEmpty else { throw .invalid(Array(issues.prefix(50))) }
     }
+
+    /// The member editors add to point at a JSON Schema for the file; it is no collection, and json-server 0.17
+    /// skips it too (docs/json-server.md, where we differ: it is not kept, so `GET /db` leaves it out).
+    static let schemaMember = "$schema"
 
     private mutating func issue(_ path: String, _ message: String) {
         issues.append(.init(path: path, message: message))

@@ -2,7 +2,9 @@ import Postgres
 
 /// SQL for comparisons on a member of a jsonb document; paths and values are always bound parameters.
 enum DocumentConditions {
-    static func condition(column: Query, path: [String], op: ComparisonOperator, value: FilterValue) -> Query {
+    /// - Parameter presence: for json-server 0.17's plain `field=value`, SQL saying whether any record of the
+    ///   collection has the field; when none has it, the condition holds for every record (the parameter is ignored).
+    static func condition(column: Query, path: [String], op: ComparisonOperator, value: FilterValue, presence: Query? = nil) -> Query {
         let element: Query = "(\(column) #> \(path)::text[])"
         let text: Query = "(\(column) #>> \(path)::text[])"
         guard case .text(let raw) = value else {
@@ -14,7 +16,7 @@ enum DocumentConditions {
         }
         switch op {
         case .eq:
-            return equality(column: column, path: path, element: element, candidates: candidates(raw))
+            return equality(column: column, path: path, element: element, candidates: candidates(raw), presence: presence)
         case .ne:
             // json-server 0.17 skips records whose member is missing or null, even for _ne.
             let inList = Query.joined(candidates(raw).map { "\(JSONWriter.string($0))::jsonb" }, separator: ", ")
@@ -61,17 +63,27 @@ enum DocumentConditions {
     }
 
     /// Equality as containment (`doc @> '{"postId":1}'`), which the GIN jsonb_path_ops index answers.
-    private static func equality(column: Query, path: [String], element: Query, candidates: [JSONValue]) -> Query {
+    ///
+    /// With a `presence` test the containment becomes `doc @> ANY (CASE WHEN presence THEN ARRAY[…] ELSE
+    /// ARRAY['{}'] END)`: still one index condition (a bitmap scan per array element), with the test run once as an
+    /// InitPlan. `doc @> '{}'` holds for every record, so an unknown field filters nothing; an `OR NOT presence`
+    /// would have cost the index.
+    private static func equality(column: Query, path: [String], element: Query, candidates: [JSONValue], presence: Query?) -> Query {
         // Containment cannot say "element 0 of an array"; a path with an index segment compares the member itself.
         guard !path.contains(where: { $0.allSatisfy(\.isASCIIDigitCharacter) }) else {
             let inList = Query.joined(candidates.map { "\(JSONWriter.string($0))::jsonb" }, separator: ", ")
-            return "\(element) IN (\(inList))"
+            guard let presence else { return "\(element) IN (\(inList))" }
+            return "(NOT \(presence) OR \(element) IN (\(inList)))"
         }
-        let tests = candidates.map { candidate -> Query in
+        let documents = candidates.map { candidate -> Query in
             let nested = path.reversed().reduce(candidate) { inner, name in JSONValue.object([name: inner]) }
-            return "\(column) @> \(JSONWriter.string(nested))::jsonb"
+            return "\(JSONWriter.string(nested))::jsonb"
         }
-        return "(" + Query.joined(tests, separator: " OR ") + ")"
+        guard let presence else {
+            return "(" + Query.joined(documents.map { "\(column) @> \($0)" }, separator: " OR ") + ")"
+        }
+        let array: Query = "ARRAY[" + Query.joined(documents, separator: ", ") + "]"
+        return "\(column) @> ANY (CASE WHEN \(presence) THEN \(array) ELSE ARRAY['{}'::jsonb] END)"
     }
 }
 

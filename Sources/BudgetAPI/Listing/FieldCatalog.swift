@@ -6,6 +6,9 @@ protocol FieldCatalog: Sendable {
     func field(_ path: [String]) throws -> FieldReference
     /// Where `q=` looks: a document reference with an empty path searches every string and number in the record.
     var searchableFields: [FieldReference] { get }
+    /// SQL that holds when some record of the list's collection has the field, for a parameter json-server 0.17
+    /// ignores otherwise; nil when every field `field(_:)` accepts exists (a typed record's columns).
+    func presence(of path: [String]) -> Query?
 }
 
 /// A field resolved to SQL. Column SQL is program text from an allow-list; document paths are always bound.
@@ -34,16 +37,33 @@ enum ColumnType: Sendable, Equatable {
     }
 }
 
-/// The catalog of a generic collection: every field is a path into one jsonb column.
+/// The catalog of a generic collection: every field is a path into one jsonb column of `documents`.
 struct DocumentCatalog: FieldCatalog {
     /// The jsonb column, qualified by the caller's alias, e.g. `d.doc`.
     let column: Query
+    /// The collection listed (for a nested route, the children's collection); its name is always bound.
+    let collection: String
 
     func field(_ path: [String]) throws -> FieldReference {
         .document(column: column, path: path)
     }
 
     var searchableFields: [FieldReference] { [.document(column: column, path: [])] }
+
+    /// Whether any record of the collection has the member at `path`, a JSON null included, as lodash's
+    /// `_.has` decides for json-server 0.17.
+    ///
+    /// Uncorrelated, so PostgreSQL runs it once per statement (an InitPlan). The ORDER BY makes it walk
+    /// `documents_collection_position_idx` within the collection and stop at the first record that has the field,
+    /// usually the first one read (an EXISTS would let the planner pick a sequential scan of every collection);
+    /// a field no record has costs one pass over the collection, the pass json-server makes too
+    /// (docs/json-server.md, what the indexes cover).
+    func presence(of path: [String]) -> Query? {
+        """
+        coalesce((SELECT true FROM documents present WHERE present.collection = \(collection) \
+        AND present.doc #> \(path)::text[] IS NOT NULL ORDER BY present.position LIMIT 1), false)
+        """
+    }
 }
 
 /// The catalog of a typed resource: an allow-list of fields, each one column of known type.
@@ -74,4 +94,7 @@ struct ColumnCatalog: FieldCatalog {
     var searchableFields: [FieldReference] {
         columns.filter { searchable.contains($0.name) }.map { .column(sql: $0.sql, type: $0.type) }
     }
+
+    /// Typed fields always exist, and an unknown one is a 400 from `field(_:)` instead of being ignored.
+    func presence(of path: [String]) -> Query? { nil }
 }

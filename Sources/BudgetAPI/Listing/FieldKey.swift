@@ -7,6 +7,9 @@ struct FieldKey: Sendable, Equatable {
     var path: [String]
     /// The operator word as written (`gte`, `in`, `like`, …).
     var operatorName: String
+    /// No operator was written (`author=ada`): json-server 0.17's equality, the one form it ignores when no
+    /// record has the field (its `_gte`, `_lte`, `_ne` and `_like` always filter).
+    var isPlain = false
 
     /// Operator words accepted after `_` or `:`, as docs/json-server.md lists them, plus 0.17's `like`.
     static let operatorNames = ["eq", "ne", "lt", "lte", "gt", "gte", "in", "like", "contains", "startsWith", "endsWith"]
@@ -29,6 +32,7 @@ struct FieldKey: Sendable, Equatable {
         } else {
             path = try Self.path(name, parameter: name)
             operatorName = "eq"
+            isPlain = true
         }
     }
 
@@ -41,7 +45,7 @@ struct FieldKey: Sendable, Equatable {
         guard let op = ComparisonOperator(rawValue: operatorName) else {
             preconditionFailure("operatorNames and ComparisonOperator disagree about '\(operatorName)'")
         }
-        return [Comparison(path: path, op: op, value: .text(value))]
+        return [Comparison(path: path, op: op, value: .text(value), isIgnoredForUnknownField: isPlain)]
     }
 
     /// Splits `a.b[0].c` into `["a", "b", "0", "c"]`; empty segments are a 400.

@@ -74,7 +74,8 @@ struct ListPlan: Sendable {
                 return try ColumnConditions.condition(
                     sql: sql, type: type, field: comparison.path.joined(separator: "."), op: comparison.op, value: comparison.value)
             case .document(let column, let path):
-                return DocumentConditions.condition(column: column, path: path, op: comparison.op, value: comparison.value)
+                let presence = comparison.isIgnoredForUnknownField ? catalog.presence(of: comparison.path) : nil
+                return DocumentConditions.condition(column: column, path: path, op: comparison.op, value: comparison.value, presence: presence)
             }
         }
     }

@@ -32,6 +32,9 @@ struct Comparison: Sendable, Equatable {
     var path: [String]
     var op: ComparisonOperator
     var value: FilterValue
+    /// json-server 0.17's plain `field=value` on a generic collection: when no record of the collection has the
+    /// field, the parameter is ignored rather than matching nothing (docs/json-server.md, the query language).
+    var isIgnoredForUnknownField = false
 }
 
 /// The operators of both dialects; `in` is not here because parsing turns it into an `.any` of `.eq`.

@@ -2,7 +2,8 @@ extension ListQuery {
     /// Reads the query items of a list request in either json-server dialect; throws `APIError.malformedQuery` (400).
     ///
     /// Parameters that start with `_` and are not part of the list language (`_delay`, jQuery's cache-buster `_`)
-    /// are ignored, as json-server ignores what it does not know; other servers' middleware handles them.
+    /// are ignored, as json-server ignores what it does not know; other servers' middleware handles them. So is
+    /// JSONP's `callback`, which never filters (we answer JSON, not JSONP: docs/json-server.md, where we differ).
     static func parse(_ items: [(name: String, value: String)]) throws -> ListQuery {
         var query = ListQuery()
         var groups: [(key: String, comparisons: [Comparison])] = []
@@ -17,7 +18,7 @@ extension ListQuery {
                 if whereFilter == nil { whereFilter = try WhereClause.filter(json: value) }
             case "q", "_sort", "_order", "_page", "_limit", "_per_page", "_start", "_end":
                 if first[name] == nil { first[name] = value }
-            case _ where name.hasPrefix("_"):
+            case _ where name.hasPrefix("_") || name == "callback":
                 continue
             default:
                 let parsed = try FieldKey(name)
