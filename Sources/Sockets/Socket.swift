@@ -58,6 +58,17 @@ public struct Socket: Sendable, Hashable {
         return SocketAddress(storage: storage, length: length)
     }
 
+    /// The address of the connected peer (`getpeername`).
+    public func peerAddress() throws(SocketError) -> SocketAddress {
+        var storage = sockaddr_storage()
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        let result = withUnsafeMutablePointer(to: &storage) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getpeername(descriptor, $0, &length) }
+        }
+        guard result == 0 else { throw .lastError("getpeername") }
+        return SocketAddress(storage: storage, length: length)
+    }
+
     /// Accepts one pending connection as a non-blocking socket, or returns nil when none is waiting.
     public func accept() throws(SocketError) -> Socket? {
         while true {
