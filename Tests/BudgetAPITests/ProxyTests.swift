@@ -24,31 +24,17 @@ import Testing
         }
     }
 
-    @Test func withoutTrustForwardedHeadersAreIgnored() async throws {
-        try await TestApp.with(options: Self.options(trustingProxy: false)) { app in
+    /// Without trust the links name the connection's `http://` + Host; with it, the origin `Forwarded` names.
+    @Test(arguments: [(false, "http://internal:3000"), (true, "https://api.example.com")])
+    func linkNamesTheOriginOnlyATrustedProxyReports(trusts: Bool, origin: String) async throws {
+        try await TestApp.with(options: Self.options(trustingProxy: trusts)) { app in
             try await Self.createCategories(app, count: 3)
             let page = try await app.request("GET", "/categories?_page=2&_limit=1", headers: Self.proxyHeaders)
             #expect(page.header("Link") == [
-                #"<http://internal:3000/categories?_page=1&_limit=1>; rel="first""#,
-                #"<http://internal:3000/categories?_page=1&_limit=1>; rel="prev""#,
-                #"<http://internal:3000/categories?_page=3&_limit=1>; rel="next""#,
-                #"<http://internal:3000/categories?_page=3&_limit=1>; rel="last""#,
-            ].joined(separator: ", "))
-            let created = try await app.request(
-                "POST", "/categories", json: #"{"title":"New","amount":1}"#, headers: Self.proxyHeaders)
-            #expect(created.header("Location") == "/categories/4")
-        }
-    }
-
-    @Test func trustedForwardedNamesTheClientFacingOrigin() async throws {
-        try await TestApp.with(options: Self.options(trustingProxy: true)) { app in
-            try await Self.createCategories(app, count: 3)
-            let page = try await app.request("GET", "/categories?_page=2&_limit=1", headers: Self.proxyHeaders)
-            #expect(page.header("Link") == [
-                #"<https://api.example.com/categories?_page=1&_limit=1>; rel="first""#,
-                #"<https://api.example.com/categories?_page=1&_limit=1>; rel="prev""#,
-                #"<https://api.example.com/categories?_page=3&_limit=1>; rel="next""#,
-                #"<https://api.example.com/categories?_page=3&_limit=1>; rel="last""#,
+                #"<\#(origin)/categories?_page=1&_limit=1>; rel="first""#,
+                #"<\#(origin)/categories?_page=1&_limit=1>; rel="prev""#,
+                #"<\#(origin)/categories?_page=3&_limit=1>; rel="next""#,
+                #"<\#(origin)/categories?_page=3&_limit=1>; rel="last""#,
             ].joined(separator: ", "))
             // Location stays a relative reference (RFC 9110 §10.2.2), which the client resolves against the
             // URL it used: already right behind any proxy, with or without trust.
