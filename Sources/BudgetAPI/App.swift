@@ -28,6 +28,9 @@ public enum BudgetApp {
         /// `--loop-connections`: PostgreSQL connections each event loop drives itself for single statements
         /// outside a transaction (the reads and plain writes); 0 sends everything through the pool.
         public var connectionsPerLoop = 4
+        /// `--trust-proxy`: `Link` and the access log take the client's scheme, host and address from
+        /// `Forwarded` / `X-Forwarded-*` (docs/operations.md); off, those headers are ignored.
+        public var trustsProxy = false
 
         public init() {}
     }
@@ -99,12 +102,13 @@ public enum BudgetApp {
         let observers: [any RequestObserver] = [AccessLog(logger: logger), RequestMetrics(factory: metrics)]
         let sequencer = sync.sequencer
         let connectionsPerLoop = options.connectionsPerLoop
+        let trustsProxy = options.trustsProxy
         return Service(notifications: sync.notifications, sequencer: sequencer) { [routes, gates] reactor in
             let loopConnections = connectionsPerLoop > 0
                 ? LoopConnections(reactor: reactor, pool: pool, count: connectionsPerLoop) : nil
             let pipeline = RequestPipeline(
                 router: routes, context: Database(pool: pool, runner: loopConnections), cors: cors, gates: gates,
-                observers: observers, headers: cachingHeaders, logger: logger, translate: APIError.translating,
+                observers: observers, headers: cachingHeaders, trustsProxy: trustsProxy, logger: logger, translate: APIError.translating,
                 onAnswer: { request, response in
                     // Stamps a write's changes for the feed within about a commit instead of at the next
                     // sweep (docs/change-feed.md); after the answer, so after its commit. Never waits.

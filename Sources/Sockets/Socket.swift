@@ -49,12 +49,24 @@ public struct Socket: Sendable, Hashable {
 
     /// The address the socket is bound to; its `port` is the one chosen for port 0.
     public func localAddress() throws(SocketError) -> SocketAddress {
+        try address(from: getsockname, call: "getsockname")
+    }
+
+    /// The address of the connected peer.
+    public func peerAddress() throws(SocketError) -> SocketAddress {
+        try address(from: getpeername, call: "getpeername")
+    }
+
+    /// One address the kernel fills in: `getsockname` or `getpeername`, which take the same arguments.
+    private func address(
+        from query: (Int32, UnsafeMutablePointer<sockaddr>, UnsafeMutablePointer<socklen_t>) -> Int32, call: String
+    ) throws(SocketError) -> SocketAddress {
         var storage = sockaddr_storage()
         var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
         let result = withUnsafeMutablePointer(to: &storage) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { query(descriptor, $0, &length) }
         }
-        guard result == 0 else { throw .lastError("getsockname") }
+        guard result == 0 else { throw .lastError(call) }
         return SocketAddress(storage: storage, length: length)
     }
 

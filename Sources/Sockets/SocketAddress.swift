@@ -57,6 +57,11 @@ public struct SocketAddress: Sendable, CustomStringConvertible {
     }
 
     public var description: String {
+        family == AF_INET6 ? "[\(host)]:\(port)" : "\(host):\(port)"
+    }
+
+    /// The numeric host without the port or brackets, e.g. `"192.0.2.7"` or `"2001:db8::1"`.
+    public var host: String {
         var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
         withUnsafeBytes(of: storage) { raw in
             let offset = family == AF_INET
@@ -64,8 +69,7 @@ public struct SocketAddress: Sendable, CustomStringConvertible {
                 : MemoryLayout<sockaddr_in6>.offset(of: \.sin6_addr)!
             _ = inet_ntop(family, raw.baseAddress! + offset, &text, socklen_t(text.count))
         }
-        let host = String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        return family == AF_INET6 ? "[\(host)]:\(port)" : "\(host):\(port)"
+        return String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     /// Calls `body` with the address as the `sockaddr` pointer the socket calls take.

@@ -52,6 +52,9 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "The most operations one POST /batch may hold; more answer 413 (default 100).")
     var batchLimit: Int = 100
 
+    @Flag(help: "Take the client's scheme, host and address from Forwarded / X-Forwarded-* (only behind a proxy that sets them).")
+    var trustProxy = false
+
     @OptionGroup var database: DatabaseOptions
 
     /// Stops glibc from handing freed heap memory back to the kernel the moment the top of an arena has
@@ -131,6 +134,7 @@ struct Serve: AsyncParsableCommand {
         options.delay = .milliseconds(delay)
         options.tombstoneRetention = .seconds(tombstoneRetention * 24 * 3600)
         options.batchLimit = batchLimit
+        options.trustsProxy = trustProxy
         options.connectionsPerLoop = try Setting.resolve(loopConnections, environment: "LOOP_CONNECTIONS", default: options.connectionsPerLoop)
         guard (0...100).contains(options.connectionsPerLoop) else { throw ValidationError("--loop-connections must be between 0 and 100") }
         options.apiToken = try Self.checkedToken(try Setting.resolve(apiToken, environment: "BUDGET_API_TOKEN"))

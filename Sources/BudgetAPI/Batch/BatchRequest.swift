@@ -19,6 +19,8 @@ struct BatchRequest: Sendable {
             if let ifMatch { headers.add("If-Match", ifMatch) }
             var request = Request(method: method, target: path, headers: headers, body: body.map(JSONWriter.bytes) ?? [])
             request.id = "\(parent.id)-\(index)"
+            request.peer = parent.peer
+            request.origin = parent.origin
             return request
         }
 

@@ -59,7 +59,7 @@ enum ListResponse {
 /// The absolute URL of a list request, from which `Link` builds the URLs of other pages.
 struct PageURL: Sendable {
     var scheme: String
-    /// The request's Host header; without one the links are relative (path and query only).
+    /// The host the client addressed; without one the links are relative (path and query only).
     var host: String?
     var path: String
     var query: [(name: String, value: String)]
@@ -68,9 +68,10 @@ struct PageURL: Sendable {
         (self.scheme, self.host, self.path, self.query) = (scheme, host, path, query)
     }
 
-    /// The URL of `request` as json-server 0.17 sees it: `http://` + Host header + path and query.
+    /// The URL of `request` as its client sees it: json-server 0.17's `http://` + Host header + path and
+    /// query, or the scheme and host a trusted proxy reported (`Request.origin`).
     init(_ request: Request) {
-        self.init(host: request.headers.values(for: "Host").first, path: request.path, query: request.query)
+        self.init(scheme: request.origin.scheme, host: request.origin.host, path: request.path, query: request.query)
     }
 
     /// This URL with `_page` set to `page`, every other query item kept in place.

@@ -1,3 +1,4 @@
+import Logging
 import Sockets
 
 /// One accepted TCP connection and its HTTP/1.1 state machine, owned by a single `ServerLoop`.
@@ -20,6 +21,8 @@ final class Connection {
     let socket: Socket
     /// Distinguishes this connection from a later one that reuses the descriptor number.
     let serial: UInt64
+    /// The peer's numeric address, read once when the connection is adopted; nil if the kernel would not say.
+    let peer: String?
     private(set) var phase: Phase
     /// Bytes received and not yet consumed; empty (no allocation) for an idle connection.
     private var input: [UInt8] = []
@@ -40,6 +43,7 @@ final class Connection {
     init(socket: Socket, serial: UInt64, loop: ServerLoop, now: ContinuousClock.Instant) {
         self.socket = socket
         self.serial = serial
+        self.peer = try? socket.peerAddress().host
         self.loop = loop
         self.phase = .idle(since: now)
         self.lastWriteProgress = now
@@ -119,7 +123,7 @@ final class Connection {
         if input.isEmpty && input.capacity > 16 * 1024 { input = [] }
         var request = Request(
             method: head.method, target: head.target, components: head.components,
-            headers: head.headers, body: body, isHTTP10: head.isHTTP10
+            headers: head.headers, body: body, isHTTP10: head.isHTTP10, peer: peer
         )
         requestsReceived += 1
         // The last request a connection may carry is answered with `Connection: close`.
@@ -165,7 +169,9 @@ final class Connection {
     /// Answers a framing fault itself (it never reaches a handler) and closes.
     func fail(_ problem: Problem) {
         let id = RequestID.make()
-        loop.logger.info("framing fault: \(problem.status.code) \(problem.detail ?? "")", metadata: ["request-id": "\(id)"])
+        var metadata: Logger.Metadata = ["request-id": "\(id)"]
+        if let peer { metadata["client"] = "\(peer)" }
+        loop.logger.info("framing fault: \(problem.status.code) \(problem.detail ?? "")", metadata: metadata)
         pendingHead = nil
         input = []
         closesAfterWrite = true

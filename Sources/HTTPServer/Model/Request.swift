@@ -21,17 +21,26 @@ public struct Request: Sendable {
     public var isKeepAlive: Bool
     /// The media type, lower-cased and without parameters, e.g. `"application/json"`.
     public var contentType: String?
+    /// The address of the TCP peer, e.g. `"192.0.2.7"`; a proxy's when there is one. Nil for a request
+    /// that did not arrive over a socket (unit tests, a batch's operations).
+    public var peer: String?
+    /// The scheme, host and client address as the client sees them: `ClientOrigin.direct` unless a
+    /// `RequestPipeline` that trusts its proxy resolved them from the proxy's headers.
+    public var origin: ClientOrigin
 
     /// Builds a request for unit tests, splitting path and query out of `target`.
     public init(method: Method, target: String, headers: Headers = Headers(), body: [UInt8] = []) {
         let components = RequestTarget(target)
         self.init(
             method: method, target: target, components: components ?? RequestTarget(path: target, query: []),
-            headers: headers, body: body, isHTTP10: false
+            headers: headers, body: body, isHTTP10: false, peer: nil
         )
     }
 
-    init(method: Method, target: String, components: RequestTarget, headers: Headers, body: [UInt8], isHTTP10: Bool) {
+    init(
+        method: Method, target: String, components: RequestTarget, headers: Headers, body: [UInt8], isHTTP10: Bool,
+        peer: String?
+    ) {
         self.method = method
         self.target = target
         self.path = components.path
@@ -41,6 +50,8 @@ public struct Request: Sendable {
         self.id = RequestID.sanitized(headers["X-Request-Id"]) ?? RequestID.make()
         self.isKeepAlive = Self.keepsAlive(headers: headers, isHTTP10: isHTTP10)
         self.contentType = headers["Content-Type"].map(Self.mediaType)
+        self.peer = peer
+        self.origin = .direct(headers: headers, peer: peer)
     }
 
     /// The first query value named `name`.

@@ -5,8 +5,9 @@ import Sockets
 ///
 /// The message reads `GET /categories/7 200 57 0.412ms`; the metadata holds the same facts as fields for
 /// structured logs (`request-id`, `method`, `route`, `status`, `bytes`, `duration_ms`), the route being the
-/// template (`/categories/:id`, or `unmatched`) that `Router.resolve` named. Headers are never logged, so
-/// neither are credentials.
+/// template (`/categories/:id`, or `unmatched`) that `Router.resolve` named, and `client`, the client's
+/// address from the request's `origin` (the TCP peer, or what a trusted proxy reported) when known.
+/// Headers are never logged, so neither are credentials.
 ///
 /// The request id itself is assigned by the server before any handler runs and always returned in
 /// `X-Request-Id`; this only reports it. Framing faults, which never reach a handler, are logged by the
@@ -25,16 +26,18 @@ public struct AccessLog: RequestObserver {
 
     public func requestFinished(_ request: Request, response: Response, duration: Duration) {
         let micros = duration.wholeMicroseconds
+        var metadata: Logger.Metadata = [
+            "request-id": .string(request.id),
+            "method": .string(request.method.rawValue),
+            "route": .string(request.route ?? Self.unmatchedRoute),
+            "status": .stringConvertible(response.status.code),
+            "bytes": .stringConvertible(response.body.count),
+            "duration_ms": .stringConvertible(Double(micros) / 1000),
+        ]
+        if let client = request.origin.address { metadata["client"] = .string(client) }
         logger.info(
             "\(request.method) \(request.target) \(response.status.code) \(response.body.count) \(Self.milliseconds(micros))ms",
-            metadata: [
-                "request-id": .string(request.id),
-                "method": .string(request.method.rawValue),
-                "route": .string(request.route ?? Self.unmatchedRoute),
-                "status": .stringConvertible(response.status.code),
-                "bytes": .stringConvertible(response.body.count),
-                "duration_ms": .stringConvertible(Double(micros) / 1000),
-            ]
+            metadata: metadata
         )
     }
 

@@ -2,7 +2,8 @@ import Logging
 
 /// The path every request of an application takes, in one place and in this order:
 ///
-/// 1. `Router.resolve` matches the route, once; the endpoint travels with the request from here on.
+/// 1. `Router.resolve` matches the route, once; the endpoint travels with the request from here on. With
+///    `trustsProxy`, the request's `origin` is resolved from its proxy's headers, once (`ClientOrigin.forwarded`).
 /// 2. Observers (access log, metrics) hear that the request started.
 /// 3. `CORSPolicy` answers a preflight by itself; any other answer passes back through it to be decorated.
 /// 4. Gates (a bearer token, a read-only mode) may refuse the request by throwing a problem.
@@ -25,14 +26,17 @@ public struct RequestPipeline<Context: Sendable>: Handler {
     private let translate: @Sendable (any Error) -> any Error
     private let onAnswer: @Sendable (Request, Response) -> Void
     private let logger: Logger
+    private let trustsProxy: Bool
 
     /// - Parameters:
     ///   - headers: fields every answer carries unless it sets them itself (caching rules, say).
+    ///   - trustsProxy: whether `Forwarded` and `X-Forwarded-*` describe the client; only when every request
+    ///     comes through a proxy that sets them. Otherwise they are ignored, since any client can send them.
     ///   - translate: the error to render for one an endpoint threw; by default the error itself.
     ///   - onAnswer: called with every answer after the observers, e.g. to start work a write enables.
     public init(
         router: Router<Context>, context: Context, cors: CORSPolicy? = nil, gates: [any RequestGate] = [],
-        observers: [any RequestObserver] = [], headers: Headers = Headers(), logger: Logger,
+        observers: [any RequestObserver] = [], headers: Headers = Headers(), trustsProxy: Bool = false, logger: Logger,
         translate: @escaping @Sendable (any Error) -> any Error = { $0 },
         onAnswer: @escaping @Sendable (Request, Response) -> Void = { _, _ in }
     ) {
@@ -42,6 +46,7 @@ public struct RequestPipeline<Context: Sendable>: Handler {
         self.gates = gates
         self.observers = observers
         self.headers = headers
+        self.trustsProxy = trustsProxy
         self.logger = logger
         self.translate = translate
         self.onAnswer = onAnswer
@@ -51,6 +56,7 @@ public struct RequestPipeline<Context: Sendable>: Handler {
         let start = ContinuousClock.now
         var request = request
         let endpoint = router.resolve(&request)
+        if trustsProxy { request.origin = .forwarded(headers: request.headers, direct: request.origin) }
         for observer in observers { observer.requestStarted(request) }
         var response: Response
         if let cors {
