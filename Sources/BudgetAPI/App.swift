@@ -65,6 +65,7 @@ public enum BudgetApp {
         HealthRoutes(pool: pool, migrator: migrator).register(in: &router)
         MetricsRoutes(registry: options.metricsRegistry, factory: metrics, pool: pool, notifications: sync.notifications)
             .register(in: &router)
+        OpenAPIRoutes().register(in: &router)
         sync.register(in: &router)
         RecordRoutes<Categories>().register(in: &router)
         CategoryTransactionRoutes().register(in: &router)
