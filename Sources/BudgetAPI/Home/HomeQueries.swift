@@ -10,8 +10,9 @@ enum HomeQueries {
     ///
     /// Columns: kind (`typed`, `plural`, `singular`, `category`), name or title, record count (resources),
     /// category id, amount, spent, remaining (categories); sections order typed resources, then generic
-    /// collections as they were defined, then categories by id. The counts use each table's primary key or the documents'
-    /// `(collection, position)` index; each category's `spent` is the same lateral sum as its JSON's.
+    /// collections as they were defined, then categories by id. A collection's count can read the
+    /// documents' `(collection, position)` index, a category's `spent` the transactions'
+    /// `(category_id, id)` one: it is the same lateral sum as the category's JSON.
     static let page: Query = """
         SELECT kind, name, records, id, amount, spent, remaining FROM (
             SELECT 0 AS section, 0::bigint AS position, 'typed' AS kind, 'categories' AS name,
