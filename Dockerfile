@@ -15,13 +15,15 @@ RUN apt-get update \
 WORKDIR /src
 
 # Tests/ is copied too: Package.swift declares test targets, and SwiftPM refuses to load a
-# package whose target folders are missing, even to build one product. migrations/ and Plugins/
-# are build inputs: the EmbedMigrations plugin compiles migrations/*.sql into the binary.
+# package whose target folders are missing, even to build one product. migrations/, openapi.yaml
+# and Plugins/ are build inputs: the EmbedMigrations and EmbedOpenAPI plugins compile
+# migrations/*.sql and openapi.yaml into the binary.
 COPY Package.swift ./
 COPY Plugins ./Plugins
 COPY Sources ./Sources
 COPY Tests ./Tests
 COPY migrations ./migrations
+COPY openapi.yaml ./
 RUN swift build -c release --static-swift-stdlib --product budget-server \
     && mkdir -p /staging \
     && cp "$(swift build -c release --static-swift-stdlib --show-bin-path)/budget-server" /staging/

@@ -56,11 +56,13 @@ let package = Package(
             dependencies: ["Sockets", "JSONText", .product(name: "Logging", package: "swift-log")]
         ),
         // The schema, migrations/*.sql, compiled into the binary by the EmbedMigrations plugin (which runs
-        // embed-migrations). The target's folder is migrations/ itself, its Swift in migrations/Swift: SwiftPM
+        // embed-files). The target's folder is migrations/ itself, its Swift in migrations/Swift: SwiftPM
         // re-plans the build when a target's folder gains or loses a file, so a new .sql file is embedded
         // without a code change; a folder outside every target would be read once and then go stale.
-        .executableTarget(name: "embed-migrations"),
-        .plugin(name: "EmbedMigrations", capability: .buildTool(), dependencies: ["embed-migrations"]),
+        .executableTarget(name: "embed-files"),
+        .plugin(name: "EmbedMigrations", capability: .buildTool(), dependencies: ["embed-files"]),
+        // openapi.yaml, served at GET /openapi.yaml, compiled into BudgetAPI the same way.
+        .plugin(name: "EmbedOpenAPI", capability: .buildTool(), dependencies: ["embed-files"]),
         .target(
             name: "Migrations", dependencies: ["Postgres"], path: "migrations", sources: ["Swift"],
             plugins: ["EmbedMigrations"]
@@ -78,7 +80,8 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
-            ]
+            ],
+            plugins: ["EmbedOpenAPI"]
         ),
         .executableTarget(
             name: "budget-server",

@@ -18,7 +18,7 @@ struct EmbedMigrations: BuildToolPlugin {
         return [
             .buildCommand(
                 displayName: "Embedding \(files.count) migrations",
-                executable: try context.tool(named: "embed-migrations").url,
+                executable: try context.tool(named: "embed-files").url,
                 arguments: [output.path] + files.map(\.path),
                 inputFiles: files,
                 outputFiles: [output]

@@ -11,6 +11,8 @@ public enum BudgetApp {
         public var isReadOnly = false
         /// `--allow-reset`: `PUT /db` may replace everything, for client test suites.
         public var allowsReset = false
+        /// Whether `GET /` answers the home page (docs/json-server.md); `--no-home` turns it off, and `/` is a 404.
+        public var servesHomePage = true
         /// `--cors-origin`: the origins browsers may call from; nil allows every origin.
         public var corsOrigins: Set<String>?
         /// `--delay`: how long every answer waits, like a slow network.
@@ -68,6 +70,8 @@ public enum BudgetApp {
         HealthRoutes(pool: pool, migrator: migrator).register(in: &router)
         MetricsRoutes(registry: options.metricsRegistry, factory: metrics, pool: pool, notifications: sync.notifications)
             .register(in: &router)
+        OpenAPIRoutes().register(in: &router)
+        if options.servesHomePage { HomeRoutes().register(in: &router) }
         sync.register(in: &router)
         RecordRoutes<Categories>().register(in: &router)
         CategoryTransactionRoutes().register(in: &router)

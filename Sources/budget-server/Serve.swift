@@ -46,6 +46,9 @@ struct Serve: AsyncParsableCommand {
     @Flag(help: "Allow PUT /db to replace the whole database (for client test suites).")
     var allowReset = false
 
+    @Flag(name: .customLong("no-home"), help: "Answer 404 at / instead of the home page that lists the resources.")
+    var withoutHomePage = false
+
     @Option(help: "Days the change feed keeps deletions; an older since answers 410 (default 30).")
     var tombstoneRetention: Int = 30
 
@@ -130,6 +133,7 @@ struct Serve: AsyncParsableCommand {
         var options = BudgetApp.Options()
         options.isReadOnly = readOnly
         options.allowsReset = allowReset
+        options.servesHomePage = !withoutHomePage
         options.corsOrigins = corsOrigins.isEmpty ? nil : Set(corsOrigins)
         options.delay = .milliseconds(delay)
         options.tombstoneRetention = .seconds(tombstoneRetention * 24 * 3600)

@@ -7,6 +7,6 @@ import Postgres
 public enum EmbeddedMigrations {
     /// Every embedded migration; a file not named `NNNN_name.sql` is an error, as it is in a folder.
     public static func all() throws(MigrationError) -> [Migration] {
-        try embeddedFiles.map { file throws(MigrationError) in try Migration(fileName: file.fileName, sql: file.sql) }
+        try embeddedFiles.map { file throws(MigrationError) in try Migration(fileName: file.fileName, sql: file.text) }
     }
 }

@@ -38,19 +38,7 @@ struct DocumentID: Sendable, Equatable {
 
     /// The id's key written back into a URL path segment, percent-encoding all but RFC 3986 unreserved bytes.
     var pathSegment: String {
-        var encoded = ""
-        for byte in key.utf8 {
-            let isUnreserved = (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte)
-                || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
-                || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
-                || [UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~")].contains(byte)
-            if isUnreserved {
-                encoded.unicodeScalars.append(Unicode.Scalar(byte))
-            } else {
-                encoded += "%" + String(byte >> 4, radix: 16, uppercase: true) + String(byte & 0x0F, radix: 16, uppercase: true)
-            }
-        }
-        return encoded
+        PathSegment.encoding(key)
     }
 
     /// `0` or an optional minus and digits without a leading zero, as RFC 8259 writes integers.
