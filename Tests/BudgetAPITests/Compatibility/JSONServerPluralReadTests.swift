@@ -305,14 +305,12 @@ import TestSupport
 
     // MARK: Static routes and Responses
 
-    /// json-server serves its home page at `/`. Ours will list the resources (issue #12's home page, not here yet);
+    /// json-server serves its home page at `/`; ours lists the resources (docs/json-server.md, The home page).
     /// json-server's own text ("You're successfully running JSON Server") is not ours to copy.
     @Test func homePageIsHTML() async throws {
         let response = try await get("/")
-        withKnownIssue("issue #12: the home page at /", isIntermittent: true) {
-            #expect(response.status == 200)
-            #expect(response.header("Content-Type")?.hasPrefix("text/html") == true)
-        }
+        #expect(response.status == 200)
+        #expect(response.header("Content-Type")?.hasPrefix("text/html") == true)
     }
 
     /// json-server sends no-cache headers on every answer (for Internet Explorer); `no-cache` with ETags is what
