@@ -9,16 +9,23 @@ enum ResponseSerializer {
     static func serialize(_ response: Response, requestID: String, isHead: Bool, keepAlive: Bool, isHTTP10: Bool) -> [UInt8] {
         let sendsBody = !isHead && !response.status.forbidsContent
         var bytes: [UInt8] = []
-        bytes.reserveCapacity(160 + response.headers.count * 40 + (sendsBody ? response.body.count : 0))
-        append("HTTP/1.1 \(response.status.code) \(response.status.reason)\r\n", to: &bytes)
+        bytes.reserveCapacity(200 + response.headers.count * 48 + (sendsBody ? response.body.count : 0))
+        // Written piece by piece: building each line as an interpolated String first cost an allocation per line.
+        append("HTTP/1.1 ", to: &bytes)
+        append(decimal: response.status.code, to: &bytes)
+        append(" ", to: &bytes)
+        append(response.status.reason, to: &bytes)
+        append("\r\n", to: &bytes)
         for (name, value) in response.headers where !connectionOwned.contains(where: name.equalsIgnoringASCIICase) {
             // A CR or LF in a handler's header would let it forge headers (response splitting); drop it.
             guard !name.utf8.contains(where: isLineBreak), !value.utf8.contains(where: isLineBreak) else { continue }
-            append("\(name): \(value)\r\n", to: &bytes)
+            appendField(name, value, to: &bytes)
         }
         // RFC 9110 §8.6: HEAD answers carry the Content-Length the GET would have; 204/304/1xx carry none.
         if !response.status.forbidsContent {
-            append("Content-Length: \(response.body.count)\r\n", to: &bytes)
+            append("Content-Length: ", to: &bytes)
+            append(decimal: response.body.count, to: &bytes)
+            append("\r\n", to: &bytes)
         }
         if !keepAlive {
             append("Connection: close\r\n", to: &bytes)
@@ -26,8 +33,11 @@ enum ResponseSerializer {
             // RFC 9112 §9.3: an HTTP/1.0 client persists only when told so.
             append("Connection: keep-alive\r\n", to: &bytes)
         }
+        appendField("Date", HTTPDate.now(), to: &bytes)
         // docs/operations.md, Limits: no browser may guess a type other than the one declared, on any answer.
-        append("Date: \(HTTPDate.now())\r\nX-Content-Type-Options: nosniff\r\nX-Request-Id: \(requestID)\r\n\r\n", to: &bytes)
+        append("X-Content-Type-Options: nosniff\r\n", to: &bytes)
+        appendField("X-Request-Id", requestID, to: &bytes)
+        append("\r\n", to: &bytes)
         if sendsBody { bytes.append(contentsOf: response.body) }
         return bytes
     }
@@ -37,6 +47,25 @@ enum ResponseSerializer {
 
     private static func append(_ text: String, to bytes: inout [UInt8]) {
         bytes.append(contentsOf: text.utf8)
+    }
+
+    private static func appendField(_ name: String, _ value: String, to bytes: inout [UInt8]) {
+        append(name, to: &bytes)
+        append(": ", to: &bytes)
+        append(value, to: &bytes)
+        append("\r\n", to: &bytes)
+    }
+
+    /// A non-negative integer in decimal, without making a String of it.
+    private static func append(decimal value: Int, to bytes: inout [UInt8]) {
+        var divisor = 1
+        while divisor <= value / 10 { divisor *= 10 }
+        var rest = value
+        while divisor > 0 {
+            bytes.append(UInt8(ascii: "0") + UInt8(rest / divisor))
+            rest %= divisor
+            divisor /= 10
+        }
     }
 
     private static func isLineBreak(_ byte: UInt8) -> Bool {
