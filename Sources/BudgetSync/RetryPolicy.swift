@@ -30,7 +30,10 @@ extension SyncClient {
     /// Sends a request, and on `503`, on `409` with `Retry-After` (the same idempotency key still running
     /// elsewhere, docs/sync.md) or on a network error waits and sends exactly the same request again.
     func sendRetrying(_ method: String, _ path: String, body: Data?, timeout: TimeInterval = 60) async throws -> HTTPAnswer {
-        guard let url = URL(string: path, relativeTo: configuration.baseURL) else {
+        // Appended, not resolved (RFC 3986 §5.2 would drop a base path such as https://host/api).
+        var base = configuration.baseURL.absoluteString
+        if base.hasSuffix("/") { base.removeLast() }
+        guard let url = URL(string: base + path) else {
             throw SyncError.malformedAnswer("bad path \(path)")
         }
         var request = URLRequest(url: url, timeoutInterval: timeout)
