@@ -50,7 +50,11 @@ final class SyncServer: Sendable {
 
     /// Loads a json-server document (docs/json-server.md) straight into the database.
     func seed(_ json: String) async throws {
-        try await runOffCooperativePool { [databaseURL] in
+        try await Self.seed(json, into: databaseURL)
+    }
+
+    static func seed(_ json: String, into databaseURL: String) async throws {
+        try await runOffCooperativePool {
             let connection = try Connection.connect(to: databaseURL)
             defer { connection.close() }
             _ = try Seeder.load(Array(json.utf8), into: connection)
