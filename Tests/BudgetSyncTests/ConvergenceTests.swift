@@ -68,3 +68,21 @@ import TestSupport
         }
     }
 }
+
+/// The typed views of the budget's own collections decode what the feed delivered, money exactly.
+@Suite struct TypedRecordTests {
+    @Test func categoriesAndTransactionsDecodeWithExactMoney() async throws {
+        try await SyncServer.with { server in
+            try await server.request("POST", "/categories", json: #"{"title":"Food","amount":"400.10"}"#)
+            try await server.request("POST", "/categories/1/transactions", json: #"{"title":"Milk","amount":"3.49","date":"2026-11-20"}"#)
+            let (client, store) = try server.makeClient(device: "typed", collections: ["categories", "transactions"])
+            try await client.pull()
+            let milk = try #require(await store.records(in: "transactions")["1"]).decode(BudgetSync.Transaction.self)
+            #expect(milk.amount == Decimal(string: "3.49") && milk.date == "2026-11-20" && milk.categoryId == 1 && milk.note == nil)
+            // The feed does not list the category again after the transaction (docs/sync.md): fetch it.
+            let food = try #require(try await client.fetch(collection: "categories", id: "1")).record.decode(BudgetSync.Category.self)
+            #expect(food.amount == Decimal(string: "400.10") && food.spent == Decimal(string: "3.49"))
+            #expect(food.remaining == Decimal(string: "396.61"))
+        }
+    }
+}
