@@ -13,6 +13,7 @@ let package = Package(
     platforms: [.macOS(.v14)],
     products: [
         .executable(name: "budget-server", targets: ["budget-server"]),
+        .library(name: "BudgetSync", targets: ["BudgetSync"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -98,6 +99,8 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // The client half of the sync protocol, for apps (docs/budgetsync.md): Foundation only, no server module.
+        .target(name: "BudgetSync"),
         .target(
             name: "TestSupport",
             dependencies: ["Postgres", "Migrations", "LocalPostgres", .product(name: "Logging", package: "swift-log")],
@@ -113,6 +116,7 @@ let package = Package(
         .testTarget(name: "LocalPostgresTests", dependencies: ["LocalPostgres", "Postgres", "TestSupport"]),
         .testTarget(name: "BudgetAPITests", dependencies: ["BudgetAPI", "HTTPServer", "Postgres", "TestSupport"]),
         .testTarget(name: "OperationsTests", dependencies: ["Postgres", "TestSupport"]),
+        .testTarget(name: "BudgetSyncTests", dependencies: ["BudgetSync", "BudgetAPI", "HTTPServer", "Postgres", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,0 +1,78 @@
+import BudgetAPI
+import BudgetSync
+import Foundation
+import Testing
+import TestSupport
+
+/// A cursor the feed no longer covers (410) and writes that lost a race (412) (docs/sync.md).
+@Suite struct ResyncAndConflictTests {
+    @Test func aCursorOlderThanTheTombstoneWindowResyncsFromTheLists() async throws {
+        var options = BudgetApp.Options()
+        options.tombstoneRetention = .zero
+        try await SyncServer.with(options: options) { server in
+            try await server.request("POST", "/categories", json: #"{"title":"Food","amount":"400.00"}"#)
+            try await server.request("POST", "/categories", json: #"{"title":"Rent","amount":"800.00"}"#)
+            try await server.request("POST", "/categories/1/transactions", json: #"{"title":"Milk","amount":"3.49","date":"2026-11-20"}"#)
+            let (client, store) = try server.makeClient(device: "late", collections: ["categories", "transactions"])
+            try await client.pull()
+            #expect(try await store.objects(in: "categories").count == 2)
+
+            // While the client is away a record is deleted and its tombstone purged at once.
+            try await server.request("DELETE", "/categories/2")
+            try await server.request("POST", "/categories", json: #"{"title":"Fun","amount":"50.00"}"#)
+            try await client.pull()
+            #expect(await client.firstEvent { if case .resynced = $0 { true } else { false } } != nil, "the pull met 410 and resynced")
+            #expect(try await store.objects(in: "categories") == server.objects(in: "categories"))
+            #expect(try await store.objects(in: "transactions") == server.objects(in: "transactions"))
+            #expect(try await store.objects(in: "categories")["2"] == nil)
+        }
+    }
+
+    /// Category 1 changed on the server after the client read it; the client's edit carries the old ETag.
+    private func conflict(
+        _ policy: ConflictPolicy, _ check: (SyncServer, FileSyncStore) async throws -> Void
+    ) async throws {
+        try await SyncServer.with { server in
+            try await server.request("POST", "/categories", json: #"{"title":"Food","amount":"400.00"}"#)
+            let (client, store) = try server.makeClient(device: "editor", collections: ["categories"]) { $0.conflictPolicy = policy }
+            try await client.pull()
+            let known = try #require(await client.fetch(collection: "categories", id: "1")?.etag)
+            try await server.request("PATCH", "/categories/1", json: #"{"title":"Groceries"}"#)
+            try await client.enqueue(.patch, "/categories/1", body: #"{"amount":"450.00"}"#, ifMatch: known)
+            try await client.push()
+            #expect(await store.pendingOperations().isEmpty)
+            try await check(server, store)
+        }
+    }
+
+    @Test func serverWinsDropsTheLocalEditAndTakesTheServersRecord() async throws {
+        try await conflict(.serverWins) { server, store in
+            let remote = try await server.objects(in: "categories")
+            #expect(remote["1"]?["title"] as? String == "Groceries")
+            #expect((remote["1"]?["amount"] as? NSNumber)?.doubleValue == 400)
+            #expect(try await store.objects(in: "categories") == remote)
+        }
+    }
+
+    @Test func clientWinsSendsTheEditUnconditionally() async throws {
+        try await conflict(.clientWins) { server, _ in
+            let remote = try await server.objects(in: "categories")
+            #expect(remote["1"]?["title"] as? String == "Groceries")
+            #expect((remote["1"]?["amount"] as? NSNumber)?.doubleValue == 450)
+        }
+    }
+
+    @Test func aCustomPolicyMergesAgainstTheServersVersion() async throws {
+        let policy = ConflictPolicy.custom { conflict in
+            // Both edits survive: the merge is re-sent conditionally on the version the app saw now.
+            let server = String(decoding: conflict.serverRecord?.json ?? Data(), as: UTF8.self)
+            #expect(server.contains(#""title":"Groceries""#))
+            return .replace(body: #"{"amount":"450.00","title":"Groceries (merged)"}"#, ifMatch: conflict.serverETag)
+        }
+        try await conflict(policy) { server, _ in
+            let remote = try await server.objects(in: "categories")
+            #expect(remote["1"]?["title"] as? String == "Groceries (merged)")
+            #expect((remote["1"]?["amount"] as? NSNumber)?.doubleValue == 450)
+        }
+    }
+}
