@@ -114,9 +114,14 @@ let package = Package(
             dependencies: ["Postgres", "Migrations", "Sockets", "TestSupport", .product(name: "Crypto", package: "swift-crypto")]
         ),
         .testTarget(name: "LocalPostgresTests", dependencies: ["LocalPostgres", "Postgres", "TestSupport"]),
-        .testTarget(name: "BudgetAPITests", dependencies: ["BudgetAPI", "HTTPServer", "Postgres", "TestSupport"]),
+        .target(
+            name: "APITestSupport",
+            dependencies: ["BudgetAPI", "HTTPServer", "Postgres", "TestSupport", .product(name: "Logging", package: "swift-log")],
+            path: "Tests/APITestSupport"
+        ),
+        .testTarget(name: "BudgetAPITests", dependencies: ["BudgetAPI", "HTTPServer", "Postgres", "TestSupport", "APITestSupport"]),
         .testTarget(name: "OperationsTests", dependencies: ["Postgres", "TestSupport"]),
-        .testTarget(name: "BudgetSyncTests", dependencies: ["BudgetSync", "BudgetAPI", "HTTPServer", "Postgres", "TestSupport"]),
+        .testTarget(name: "BudgetSyncTests", dependencies: ["BudgetSync", "BudgetAPI", "Postgres", "TestSupport", "APITestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -5,6 +5,7 @@ import Postgres
 import Synchronization
 import Testing
 import TestSupport
+import APITestSupport
 
 /// `--api-token` (docs/operations.md, Authentication): a bearer token on every route but the health checks, over a real socket.
 ///

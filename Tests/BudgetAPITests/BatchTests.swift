@@ -2,6 +2,7 @@ import BudgetAPI
 import Foundation
 import Testing
 import TestSupport
+import APITestSupport
 
 extension TestResponse {
     /// A `POST /batch` answer's `results`.

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import APITestSupport
 
 @Suite struct CategoryTests {
     @Test func createAnswers201WithLocationAndExactMoney() async throws {

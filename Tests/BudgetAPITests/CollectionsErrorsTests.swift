@@ -1,6 +1,7 @@
 import BudgetAPI
 import Foundation
 import Testing
+import APITestSupport
 
 /// Where we deliberately differ from json-server (docs/json-server.md): 400, 404 listing names, 409, 415, 403.
 @Suite struct CollectionsErrorsTests {

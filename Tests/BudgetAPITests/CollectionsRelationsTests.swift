@@ -1,5 +1,6 @@
 @testable import BudgetAPI
 import Testing
+import APITestSupport
 
 /// `_embed` and `_expand` on generic collections, as json-server 0.17 (and 1.x's `_embed=parent`) answer them.
 @Suite struct CollectionsRelationsTests {

@@ -1,6 +1,7 @@
 import BudgetAPI
 import Foundation
 import Testing
+import APITestSupport
 
 /// The routes of docs/json-server.md on generic collections, as json-server 0.17 clients call them.
 @Suite struct CollectionsRoutesTests {

@@ -2,6 +2,7 @@ import BudgetAPI
 import Foundation
 import Testing
 import TestSupport
+import APITestSupport
 
 /// ETags, `If-None-Match` and `If-Match` (docs/sync.md, RFC 9110 §13) on typed and generic records and lists.
 @Suite struct ConditionalRequestTests {

@@ -1,6 +1,7 @@
 import BudgetAPI
 import Foundation
 import Testing
+import APITestSupport
 
 /// Server bugs that the contract check (`.ci/contract`, schemathesis against openapi.yaml) found.
 @Suite struct ContractFixTests {

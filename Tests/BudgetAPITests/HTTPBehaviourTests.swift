@@ -2,6 +2,7 @@ import Foundation
 import Postgres
 import Testing
 import TestSupport
+import APITestSupport
 
 /// Statuses of docs/api.md (Errors) as the budget API answers them, over a real socket.
 @Suite struct HTTPBehaviourTests {

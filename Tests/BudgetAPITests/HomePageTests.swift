@@ -2,6 +2,7 @@
 import Foundation
 import Postgres
 import Testing
+import APITestSupport
 
 /// `GET /`: the page for people that lists every resource (docs/json-server.md, Home page), and
 /// `GET /openapi.yaml`, which it links to.

@@ -3,6 +3,7 @@ import Foundation
 import Postgres
 import Testing
 import TestSupport
+import APITestSupport
 
 extension TestApp {
     /// `SELECT count(*) FROM table`, as a number (-1 when the query answered nothing).

@@ -1,5 +1,6 @@
 @testable import BudgetAPI
 import Testing
+import APITestSupport
 
 /// RFC 7396 merge patch on generic collections, and json-server's shallow merge for plain JSON (docs/json-server.md).
 @Suite struct MergePatchTests {

@@ -2,6 +2,7 @@ import Foundation
 import Synchronization
 import Testing
 import TestSupport
+import APITestSupport
 
 /// `GET /metrics` (docs/operations.md, Metrics): Prometheus text with requests by route template and status, latency, pool use.
 ///

@@ -1,6 +1,7 @@
 import BudgetAPI
 import Foundation
 import Testing
+import APITestSupport
 
 /// CORS, read-only mode and artificial delays: what client test suites point at (docs/json-server.md, docs/configuration.md).
 @Suite struct MockRemoteTests {

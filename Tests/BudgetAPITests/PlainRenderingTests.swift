@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TestSupport
+import APITestSupport
 
 /// Typed answers are written in Swift from plain columns (docs/architecture.md); the change feed still renders records in
 /// SQL. Both must give clients the same bytes, escapes and millisecond timestamps included.

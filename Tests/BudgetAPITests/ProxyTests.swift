@@ -1,5 +1,6 @@
 import BudgetAPI
 import Testing
+import APITestSupport
 
 /// `--trust-proxy`: the URLs we generate name the host and scheme the client used only when a proxy is
 /// trusted; otherwise `Forwarded` and `X-Forwarded-*` change nothing (docs/operations.md).

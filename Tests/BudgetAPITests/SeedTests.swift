@@ -3,18 +3,9 @@ import Foundation
 import Postgres
 import Testing
 import TestSupport
+import APITestSupport
 
 extension TestApp {
-    /// Loads a db.json into this app's database through the Seeder, off the cooperative pool.
-    @discardableResult
-    func seed(_ json: String, replacing: Bool = false) async throws -> SeedSummary {
-        try await runOffCooperativePool { [databaseURL] in
-            let connection = try Connection.connect(to: databaseURL)
-            defer { connection.close() }
-            return try Seeder.load(Array(json.utf8), into: connection, replacing: replacing)
-        }
-    }
-
     /// The database as `budget-server export` prints it.
     func export() async throws -> String {
         try await runOffCooperativePool { [databaseURL] in

@@ -4,6 +4,7 @@ import Postgres
 import Synchronization
 import Testing
 import TestSupport
+import APITestSupport
 
 /// The no-gap proof of docs/change-feed.md: concurrent writers whose transactions commit out of order, against a
 /// poller that only ever passes `lastSeq` back; in the end it must have seen every record's final state.

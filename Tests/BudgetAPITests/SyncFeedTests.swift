@@ -3,6 +3,7 @@ import Foundation
 import Postgres
 import Testing
 import TestSupport
+import APITestSupport
 
 extension TestApp {
     /// Two connections are plenty for the sync suites, and keep the whole test run under max_connections.

@@ -2,6 +2,7 @@
 import Foundation
 import Testing
 import TestSupport
+import APITestSupport
 
 /// `wait` long-polls until a change commits, through any server process on the database (docs/sync.md).
 @Suite struct SyncLongPollTests {

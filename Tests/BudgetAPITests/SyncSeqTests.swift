@@ -2,6 +2,7 @@ import BudgetAPI
 import Foundation
 import Testing
 import TestSupport
+import APITestSupport
 
 /// `X-Sync-Seq` on every GET of a list or record (docs/sync.md): load, then follow `/changes` from it.
 @Suite struct SyncSeqTests {

@@ -2,6 +2,7 @@ import BudgetAPI
 import Foundation
 import Testing
 import TestSupport
+import APITestSupport
 
 /// Tombstones, their purge, and 410 for a `since` older than what the feed still keeps (docs/sync.md).
 @Suite struct SyncTombstoneTests {

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import APITestSupport
 
 @Suite struct TransactionTests {
     private static func today() -> String {

@@ -1,6 +1,7 @@
 import BudgetAPI
 import Foundation
 import Testing
+import APITestSupport
 
 /// PostgreSQL text cannot hold a NUL byte: every input that carries one (path, query, body) is the client's
 /// mistake, answered 400 or 422 with a problem that loses nothing, never a 500 and never a value cut short.

@@ -2,6 +2,7 @@ import BudgetAPI
 import BudgetSync
 import Foundation
 import Testing
+import APITestSupport
 import TestSupport
 
 /// Clients that wrote offline push, pull, and end with exactly the server's records (docs/budgetsync.md).
@@ -9,7 +10,7 @@ import TestSupport
     static let posts = #"{"posts":[{"id":1,"title":"Offline first","views":120},{"id":2,"title":"Drafts","views":0}]}"#
 
     @Test func twoClientsThatEditedOfflineConvergeToTheServer() async throws {
-        try await SyncServer.with { server in
+        try await TestApp.with { server in
             try await server.seed(Self.posts)
             let (alice, aliceStore) = try server.makeClient(device: "alice", collections: ["posts"])
             let (bob, bobStore) = try server.makeClient(device: "bob", collections: ["posts"])
@@ -40,7 +41,7 @@ import TestSupport
     }
 
     @Test func recordsKeepTheServersExactBytes() async throws {
-        try await SyncServer.with { server in
+        try await TestApp.with { server in
             try await server.seed(#"{"measures":[{"id":"m-1","value":12345678901234567890.120}]}"#)
             let (client, store) = try server.makeClient(device: "exact", collections: ["measures"])
             try await client.pull()
@@ -52,7 +53,7 @@ import TestSupport
     }
 
     @Test func aLivePullSeesANewChangeAndEndsAtOnceWhenCancelled() async throws {
-        try await SyncServer.with { server in
+        try await TestApp.with { server in
             let (client, store) = try server.makeClient(device: "live", collections: ["notes"]) { $0.longPollSeconds = 60 }
             try await server.seed(#"{"notes":[{"id":0,"text":"first"}]}"#)
             let live = Task { try await client.pull(live: true) }
@@ -72,7 +73,7 @@ import TestSupport
 /// The typed views of the budget's own collections decode what the feed delivered, money exactly.
 @Suite struct TypedRecordTests {
     @Test func categoriesAndTransactionsDecodeWithExactMoney() async throws {
-        try await SyncServer.with { server in
+        try await TestApp.with { server in
             try await server.request("POST", "/categories", json: #"{"title":"Food","amount":"400.10"}"#)
             try await server.request("POST", "/categories/1/transactions", json: #"{"title":"Milk","amount":"3.49","date":"2026-11-20"}"#)
             let (client, store) = try server.makeClient(device: "typed", collections: ["categories", "transactions"])

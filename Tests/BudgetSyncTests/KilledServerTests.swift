@@ -4,6 +4,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import Testing
+import APITestSupport
 import TestSupport
 
 /// A real `budget-server` killed with SIGKILL while a batch of the push is in flight, then started again:
@@ -11,7 +12,7 @@ import TestSupport
 @Suite struct KilledServerTests {
     @Test func aPushCutByKillNineLeavesEveryWriteExactlyOnceAfterTheRestart() async throws {
         let databaseURL = try await TestDatabase.fresh()
-        try await SyncServer.seed(#"{"posts":[{"id":1,"title":"existing"}]}"#, into: databaseURL)
+        try await TestApp.seed(#"{"posts":[{"id":1,"title":"existing"}]}"#, into: databaseURL)
         let transport = try await RestartingTransport(databaseURL: databaseURL, killingAtBatch: 2, firstPostOfCutBatch: 51)
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("budget-sync-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)

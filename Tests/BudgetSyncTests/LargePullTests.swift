@@ -1,12 +1,13 @@
 import BudgetSync
 import Foundation
 import Testing
+import APITestSupport
 import TestSupport
 
 /// Ten thousand changes arrive page by page: the client never holds more than one page (docs/sync.md).
 @Suite struct LargePullTests {
     @Test func tenThousandChangesPullOnePageAtATime() async throws {
-        try await SyncServer.with { server in
+        try await TestApp.with { server in
             let posts = (1...10_000).map { #"{"id":\#($0),"title":"post \#($0)","views":\#($0 % 97)}"# }
             try await server.seed(#"{"posts":[\#(posts.joined(separator: ","))]}"#)
             let counter = PageCountingStore()

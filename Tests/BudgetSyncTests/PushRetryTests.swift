@@ -5,6 +5,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import Testing
+import APITestSupport
 import TestSupport
 
 /// A push whose outcome the client never learned is sent again with the same keys, and every queued
@@ -14,7 +15,7 @@ import TestSupport
     static let existing = #"{"posts":[{"id":100,"title":"existing"}]}"#
 
     @Test func aBatchWhoseAnswerWasLostIsReplayedNotAppliedTwice() async throws {
-        try await SyncServer.with { server in
+        try await TestApp.with { server in
             try await server.seed(Self.existing)
             let transport = AnswerLosingTransport(losing: 1)
             let (client, store) = try server.makeClient(device: "lossy", collections: ["posts"], transport: transport)
@@ -29,7 +30,7 @@ import TestSupport
     }
 
     @Test func anOutboxThatOutlivedItsAcknowledgementIsReplayed() async throws {
-        try await SyncServer.with { server in
+        try await TestApp.with { server in
             try await server.seed(Self.existing)
             let folder = FileManager.default.temporaryDirectory.appendingPathComponent("budget-sync-\(UUID().uuidString)")
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
@@ -53,7 +54,7 @@ import TestSupport
     @Test func aBatchLargerThanTheServerAllowsIsSplit() async throws {
         var options = BudgetApp.Options()
         options.batchLimit = 2
-        try await SyncServer.with(options: options) { server in
+        try await TestApp.with(options: options) { server in
             try await server.seed(Self.existing)
             let (client, store) = try server.makeClient(device: "big", collections: ["posts"]) { $0.batchLimit = 5 }
             for number in 1...5 { try await client.enqueue(.post, "/posts", body: #"{"title":"post \#(number)"}"#) }

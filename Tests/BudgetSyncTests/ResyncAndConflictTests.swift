@@ -2,6 +2,7 @@ import BudgetAPI
 import BudgetSync
 import Foundation
 import Testing
+import APITestSupport
 import TestSupport
 
 /// A cursor the feed no longer covers (410) and writes that lost a race (412) (docs/sync.md).
@@ -9,7 +10,7 @@ import TestSupport
     @Test func aCursorOlderThanTheTombstoneWindowResyncsFromTheLists() async throws {
         var options = BudgetApp.Options()
         options.tombstoneRetention = .zero
-        try await SyncServer.with(options: options) { server in
+        try await TestApp.with(options: options) { server in
             try await server.request("POST", "/categories", json: #"{"title":"Food","amount":"400.00"}"#)
             try await server.request("POST", "/categories", json: #"{"title":"Rent","amount":"800.00"}"#)
             try await server.request("POST", "/categories/1/transactions", json: #"{"title":"Milk","amount":"3.49","date":"2026-11-20"}"#)
@@ -30,9 +31,9 @@ import TestSupport
 
     /// Category 1 changed on the server after the client read it; the client's edit carries the old ETag.
     private func conflict(
-        _ policy: ConflictPolicy, _ check: (SyncServer, FileSyncStore) async throws -> Void
+        _ policy: ConflictPolicy, _ check: (TestApp, FileSyncStore) async throws -> Void
     ) async throws {
-        try await SyncServer.with { server in
+        try await TestApp.with { server in
             try await server.request("POST", "/categories", json: #"{"title":"Food","amount":"400.00"}"#)
             let (client, store) = try server.makeClient(device: "editor", collections: ["categories"]) { $0.conflictPolicy = policy }
             try await client.pull()

@@ -2,6 +2,7 @@ import BudgetAPI
 import Foundation
 import Testing
 import TestSupport
+import APITestSupport
 
 /// The database json-server 0.17.4's own server tests start from (its `__tests__/server/plural.js`), as records
 /// in the exact text budget-server answers, so an expected answer is these records joined.

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TestSupport
+import APITestSupport
 
 // The rest of json-server 0.17.4's `__tests__/server/`, as plain HTTP calls: singular.js, schema-ignore.js,
 // validate-data.js (through `PUT /db`, which loads a db.json as `--seed` does), mixins.js' createId and

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TestSupport
+import APITestSupport
 
 // json-server 0.17.4's `__tests__/server/plural.js`, its reading cases, as plain HTTP calls against one server
 // seeded with its fixture (JSONServerFixture); the writing cases are in JSONServerPluralWriteTests.

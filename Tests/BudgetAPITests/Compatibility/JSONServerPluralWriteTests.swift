@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TestSupport
+import APITestSupport
 
 /// The writing cases of json-server 0.17.4's `__tests__/server/plural.js`, in its order (skipped cases: see
 /// JSONServerPluralReadTests). They share one server and run one at a time, each from a fresh copy of the fixture.

@@ -1,66 +1,12 @@
 import BudgetAPI
 import BudgetSync
 import Foundation
-import HTTPServer
-import Logging
 import Postgres
 import TestSupport
+import APITestSupport
 
-/// budget-server's API on a fresh database, listening on an ephemeral port, for `SyncClient`s to talk to.
-final class SyncServer: Sendable {
-    let baseURL: URL
-    let databaseURL: String
-    private let server: Server
-    private let service: BudgetApp.Service
-    private let pool: ConnectionPool
-
-    private init(options: BudgetApp.Options) async throws {
-        var logger = Logger(label: "budget-sync-tests")
-        logger.logLevel = .critical
-        databaseURL = try await TestDatabase.fresh()
-        // A checkout timeout far above any stall of a loaded 2-core machine: no 503 the test did not ask for.
-        pool = ConnectionPool(configuration: PoolConfiguration(url: databaseURL, size: 4, checkoutTimeout: .seconds(30)), logger: logger)
-        service = BudgetApp.makeService(
-            pool: pool, migrator: Migrator(migrations: try TestDatabase.migrations(), logger: logger), options: options, logger: logger)
-        var configuration = ServerConfiguration()
-        configuration.port = 0
-        server = Server(configuration: configuration, logger: logger, handlerForLoop: service.handlerForLoop)
-        baseURL = URL(string: "http://127.0.0.1:\(try server.start())")!
-    }
-
-    /// Runs `body` against a new server and stops the server afterwards, whether or not `body` throws.
-    static func with(options: BudgetApp.Options = BudgetApp.Options(), _ body: (SyncServer) async throws -> Void) async throws {
-        let server = try await SyncServer(options: options)
-        let outcome: Result<Void, Error>
-        do { try await body(server); outcome = .success(()) } catch { outcome = .failure(error) }
-        server.service.beginShutdown()
-        await server.server.shutdown(gracePeriod: .seconds(1))
-        await server.pool.shutdown()
-        try outcome.get()
-    }
-
-    /// One request from outside the client under test (another device, an admin), on a thread of its own.
-    @discardableResult
-    func request(_ method: String, _ path: String, json: String? = nil, headers: [(String, String)] = []) async throws -> TestResponse {
-        let port = baseURL.port ?? 0
-        return try await runOffCooperativePool {
-            try TestClient(port: port, timeout: .seconds(30)).request(method, path, json: json, headers: headers)
-        }
-    }
-
-    /// Loads a json-server document (docs/json-server.md) straight into the database.
-    func seed(_ json: String) async throws {
-        try await Self.seed(json, into: databaseURL)
-    }
-
-    static func seed(_ json: String, into databaseURL: String) async throws {
-        try await runOffCooperativePool {
-            let connection = try Connection.connect(to: databaseURL)
-            defer { connection.close() }
-            _ = try Seeder.load(Array(json.utf8), into: connection)
-        }
-    }
-
+/// What a sync test adds to the API tests' `TestApp`: the server's side to compare with, and clients.
+extension TestApp {
     /// The server's records of `collection` by id, as canonical JSON (a missing collection has none).
     func objects(in collection: String) async throws -> [String: Canonical] {
         let list = try await request("GET", "/" + collection)

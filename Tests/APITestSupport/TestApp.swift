@@ -3,30 +3,33 @@ import Foundation
 import HTTPServer
 import Logging
 import Postgres
-import Testing
 import TestSupport
 
-/// The whole budget API on a fresh database, served over a real socket on an ephemeral port.
-final class TestApp: Sendable {
-    let server: Server
-    let service: BudgetApp.Service
-    let pool: ConnectionPool
-    let port: Int
-    let databaseURL: String
+/// The whole budget API on a fresh database, served over a real socket on an ephemeral port: what the API
+/// tests and the BudgetSync tests talk to.
+public final class TestApp: Sendable {
+    public let server: Server
+    public let service: BudgetApp.Service
+    public let pool: ConnectionPool
+    public let port: Int
+    public let databaseURL: String
+
+    /// Where a client reaches the server, e.g. `http://127.0.0.1:40321`.
+    public var baseURL: URL { URL(string: "http://127.0.0.1:\(port)")! }
 
     /// Four connections, and a checkout timeout far above any stall a loaded 2-core machine has shown, so a
     /// busy moment cannot turn into a 503 the test did not ask for.
-    static func defaultPool(_ url: String) -> PoolConfiguration {
+    public static func defaultPool(_ url: String) -> PoolConfiguration {
         PoolConfiguration(url: url, size: 4, checkoutTimeout: .seconds(30))
     }
 
-    static let logger: Logger = {
+    public static let logger: Logger = {
         var logger = Logger(label: "budget-api-tests")
         logger.logLevel = .critical
         return logger
     }()
 
-    init(
+    public init(
         databaseURL: String? = nil,
         options: BudgetApp.Options = BudgetApp.Options(),
         poolConfiguration: (String) -> PoolConfiguration = TestApp.defaultPool
@@ -44,7 +47,7 @@ final class TestApp: Sendable {
         port = try server.start()
     }
 
-    func stop() async {
+    public func stop() async {
         service.beginShutdown()
         await server.shutdown(gracePeriod: .seconds(1))
         await pool.shutdown()
@@ -54,7 +57,7 @@ final class TestApp: Sendable {
     ///
     /// The client blocks, so it runs on a thread of its own: on the cooperative pool it could starve the
     /// server's handler tasks (two threads on a 2-core machine).
-    func request(
+    public func request(
         _ method: String,
         _ path: String,
         json body: String? = nil,
@@ -67,7 +70,7 @@ final class TestApp: Sendable {
     }
 
     /// Runs one SQL query on the test database and answers the first column of the first row.
-    func scalar(_ sql: String) async throws -> String? {
+    public func scalar(_ sql: String) async throws -> String? {
         try await runOffCooperativePool { [databaseURL] in
             let connection = try Connection.connect(to: databaseURL)
             defer { connection.close() }
@@ -77,7 +80,7 @@ final class TestApp: Sendable {
     }
 
     /// Runs `body` against a fresh app and stops it afterwards, also when the body throws.
-    static func with(
+    public static func with(
         databaseURL: String? = nil,
         options: BudgetApp.Options = BudgetApp.Options(),
         poolConfiguration: (String) -> PoolConfiguration = TestApp.defaultPool,
@@ -94,18 +97,36 @@ final class TestApp: Sendable {
     }
 }
 
+extension TestApp {
+    /// Loads a db.json into this app's database through the Seeder, off the cooperative pool.
+    @discardableResult
+    public func seed(_ json: String, replacing: Bool = false) async throws -> SeedSummary {
+        try await Self.seed(json, into: databaseURL, replacing: replacing)
+    }
+
+    /// Loads a db.json into the database at `databaseURL` (one a child server process serves, say).
+    @discardableResult
+    public static func seed(_ json: String, into databaseURL: String, replacing: Bool = false) async throws -> SeedSummary {
+        try await runOffCooperativePool {
+            let connection = try Connection.connect(to: databaseURL)
+            defer { connection.close() }
+            return try Seeder.load(Array(json.utf8), into: connection, replacing: replacing)
+        }
+    }
+}
+
 extension TestResponse {
     /// The body as a JSON object (decoded by Foundation, which is fine on the test side).
-    var object: [String: Any] {
+    public var object: [String: Any] {
         (try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any] ?? [:]
     }
 
-    var array: [[String: Any]] {
+    public var array: [[String: Any]] {
         (try? JSONSerialization.jsonObject(with: Data(body))) as? [[String: Any]] ?? []
     }
 
     /// The `field` names of a problem's `errors`.
-    var problemFields: [String] {
+    public var problemFields: [String] {
         (object["errors"] as? [[String: Any]] ?? []).compactMap { $0["field"] as? String }
     }
 }
