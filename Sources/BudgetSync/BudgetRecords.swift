@@ -1,9 +1,11 @@
 import Foundation
 
-/// A budget category as `/categories` answers it (docs/api.md); `Record.decode(Category.self)`.
+/// A budget category as `/categories` answers it (docs/api.md); `record.decode(BudgetCategory.self)`.
+///
+/// Prefixed because SwiftUI has a `Transaction` of its own, and apps import both.
 ///
 /// Money is `Decimal`, decoded from the number's text, so `400.00` and `3.49` stay exact.
-public struct Category: Sendable, Hashable, Decodable {
+public struct BudgetCategory: Sendable, Hashable, Decodable {
     public var id: Int
     public var title: String
     public var amount: Decimal
@@ -15,8 +17,8 @@ public struct Category: Sendable, Hashable, Decodable {
     public var version: Int
 }
 
-/// A transaction as `/transactions` answers it (docs/api.md); `Record.decode(Transaction.self)`.
-public struct Transaction: Sendable, Hashable, Decodable {
+/// A transaction as `/transactions` answers it (docs/api.md); `record.decode(BudgetTransaction.self)`.
+public struct BudgetTransaction: Sendable, Hashable, Decodable {
     public var id: Int
     public var categoryId: Int
     public var title: String

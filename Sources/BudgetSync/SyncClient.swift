@@ -20,6 +20,7 @@ public actor SyncClient {
         /// Seconds a live pull waits on the server for the next change (at most 60).
         public var longPollSeconds = 30
         public var conflictPolicy: ConflictPolicy = .serverWins
+        public var rejectionPolicy: RejectionPolicy = .stop
         public var retry = RetryPolicy()
         /// Sent with every request, such as `Authorization: Bearer …`.
         public var headers: [String: String] = [:]
@@ -36,6 +37,8 @@ public actor SyncClient {
     let configuration: Configuration
     let store: any SyncStore
     let transport: any HTTPTransport
+    /// Counts the feed pages and resyncs written to the store, so `refresh` can tell one landed during its fetch.
+    var pagesApplied = 0
 
     public init(configuration: Configuration, store: any SyncStore, transport: any HTTPTransport = URLSessionTransport()) {
         self.configuration = configuration
@@ -49,15 +52,18 @@ public actor SyncClient {
     }
 
     /// Follows `/changes` from the stored cursor until the feed has nothing more, applying each page
-    /// and its cursor together; a `410` resyncs from the lists first.
-    public func pull() async throws {
+    /// and its cursor together; a `410` resyncs from the lists first. Answers what it brought.
+    @discardableResult
+    public func pull() async throws -> PullSummary {
         try await pull(live: false)
     }
 
     /// With `live`, keeps long-polling (`wait`) after catching up, until the calling task is cancelled;
     /// cancellation cancels the request in flight and ends the pull at once with `CancellationError`.
-    public func pull(live: Bool) async throws {
+    @discardableResult
+    public func pull(live: Bool) async throws -> PullSummary {
         var cursor = try await store.cursor() ?? 0
+        var summary = PullSummary(changes: 0, resyncedRecords: nil, cursor: cursor)
         var isCaughtUp = false
         while true {
             try Task.checkCancellation()
@@ -68,16 +74,22 @@ public actor SyncClient {
             switch answer.status {
             case 200:
                 let page = try ChangePage(parsing: answer.body)
+                pagesApplied += 1
                 try await store.apply(page.changes, cursor: page.lastSeq)
                 cursor = page.lastSeq
+                summary.changes += page.changes.count
+                summary.cursor = cursor
                 if !page.changes.isEmpty { eventSink.yield(.pulled(changes: page.changes.count, cursor: cursor)) }
                 if !page.hasMore {
-                    if !live { eventSink.yield(.idle); return }
+                    if !live { eventSink.yield(.idle); return summary }
                     if !isCaughtUp { eventSink.yield(.idle) }
                     isCaughtUp = true
                 }
             case 410 where Problem(answer.body).type == "urn:budget-server:problem:resync-required":
-                cursor = try await resync()
+                let resynced = try await resync()
+                cursor = resynced.cursor
+                summary.resyncedRecords = (summary.resyncedRecords ?? 0) + resynced.records
+                summary.cursor = cursor
                 isCaughtUp = false
             default:
                 throw SyncError.rejected(status: answer.status, operation: nil, problem: Problem(answer.body).summary)
@@ -87,7 +99,7 @@ public actor SyncClient {
 
     /// Loads every configured collection's list, replaces the local records with them, and answers the
     /// smallest `X-Sync-Seq` seen: following the feed from there misses nothing (docs/sync.md).
-    func resync() async throws -> Int {
+    func resync() async throws -> (records: Int, cursor: Int) {
         var records: [Record] = []
         var position: Int?
         for collection in configuration.collections {
@@ -107,9 +119,30 @@ public actor SyncClient {
             }
         }
         let cursor = position ?? 0
+        pagesApplied += 1
         try await store.replaceAll(with: records, cursor: cursor)
         eventSink.yield(.resynced(records: records.count, cursor: cursor))
-        return cursor
+        return (records.count, cursor)
+    }
+
+    /// Fetches one record and writes the server's version (or its absence) into the store, such as a
+    /// category whose `spent` moved with a transaction write, which the feed does not list again
+    /// (docs/sync.md). Answers the record and its `ETag`, nil if the server has no such record.
+    ///
+    /// A page the feed delivers while the fetch is in flight may hold an older version of the record
+    /// and moves the cursor past it; writing the fetched version after it is safe, but a version
+    /// fetched before that page must not land on top of a newer one, so the fetch is repeated.
+    @discardableResult
+    public func refresh(collection: String, id: String) async throws -> (record: Record, etag: String?)? {
+        for _ in 1...3 {
+            let pagesBefore = pagesApplied
+            let current = try await fetch(collection: collection, id: id)
+            guard pagesApplied == pagesBefore else { continue }
+            let kind: Change.Kind = if let current { .upsert(current.record) } else { .delete }
+            try await store.apply([Change(collection: collection, id: id, kind: kind, seq: nil, version: nil)], cursor: nil)
+            return current
+        }
+        throw SyncError.busy("the feed kept delivering while \(collection)/\(id) was being refreshed")
     }
 
     /// The server's current version of one record and its `ETag`, or nil if it does not exist.
@@ -123,6 +156,22 @@ public actor SyncClient {
     }
 }
 
+/// What a `pull` brought into the store.
+public struct PullSummary: Sendable, Hashable, CustomStringConvertible {
+    /// Changes applied from the feed: upserts and tombstones.
+    public var changes: Int
+    /// Records loaded from the lists by a resync after `410`; nil if none was needed.
+    public var resyncedRecords: Int?
+    /// The feed position the store reflects now.
+    public var cursor: Int
+
+    /// `3 changes, cursor 7`, or `resync of 5 records, then 2 changes, cursor 9`.
+    public var description: String {
+        let changes = "\(changes) change\(changes == 1 ? "" : "s"), cursor \(cursor)"
+        return resyncedRecords.map { "resync of \($0) records, then \(changes)" } ?? changes
+    }
+}
+
 /// What the client is doing, for a progress display.
 public enum SyncEvent: Sendable, Hashable {
     case pulled(changes: Int, cursor: Int)
@@ -130,6 +179,8 @@ public enum SyncEvent: Sendable, Hashable {
     /// A batch was acknowledged; `replayed` of its operations had already been applied (a lost answer).
     case pushed(operations: Int, replayed: Int)
     case conflict(key: String, resolution: ConflictResolution)
+    /// The server refused a write for good and the rejection policy set it aside.
+    case rejected(key: String, status: Int)
     /// The server was unavailable; the client waits `delay` and sends the same request again.
     case retrying(attempt: Int, delay: Duration)
     /// Caught up with the feed.

@@ -8,6 +8,8 @@ public enum SyncError: Error, Sendable, CustomStringConvertible {
     case rejected(status: Int, operation: Int?, problem: String)
     /// 503s or network errors went on past the retry policy's attempts.
     case unavailable(attempts: Int, last: String)
+    /// A `refresh` kept being overtaken by feed pages; pull, then refresh again.
+    case busy(String)
 
     public var description: String {
         switch self {
@@ -15,6 +17,7 @@ public enum SyncError: Error, Sendable, CustomStringConvertible {
         case .rejected(let status, let operation, let problem):
             "the server answered \(status)\(operation.map { " for operation \($0)" } ?? ""): \(problem)"
         case .unavailable(let attempts, let last): "the server stayed unavailable for \(attempts) attempts (last: \(last))"
+        case .busy(let what): what
         }
     }
 }

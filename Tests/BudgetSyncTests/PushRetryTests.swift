@@ -19,9 +19,15 @@ import TestSupport
             try await server.seed(Self.existing)
             let transport = AnswerLosingTransport(losing: 1)
             let (client, store) = try server.makeClient(device: "lossy", collections: ["posts"], transport: transport)
-            for number in 1...3 { try await client.enqueue(.post, "/posts", body: #"{"title":"post \#(number)"}"#) }
-            #expect(try await client.push() == 3)
+            var queued: [PendingOperation] = []
+            for number in 1...3 { queued.append(try await client.enqueue(.post, "/posts", body: #"{"title":"post \#(number)"}"#)) }
+            let acknowledged = try await client.push()
             #expect(transport.lostAnswers == 1)
+            // The replayed answers are the original ones: each create's 201, new id and Location.
+            #expect(acknowledged.map(\.operation) == queued)
+            #expect(acknowledged.allSatisfy { $0.isReplay && $0.status == 201 && $0.record?.collection == "posts" })
+            #expect(acknowledged.map { $0.headers["location"] } == acknowledged.map { $0.record.map { "/posts/\($0.id)" } })
+            #expect(Set(acknowledged.compactMap { $0.record?.id }).count == 3)
             #expect(await client.firstEvent { if case .pushed = $0 { true } else { false } } == .pushed(operations: 3, replayed: 3))
             #expect(await store.pendingOperations().isEmpty)
             let titles = try await server.objects(in: "posts").values.compactMap { $0["title"] as? String }
@@ -44,7 +50,7 @@ import TestSupport
             // The restarted app: a new client on the same file pushes the same outbox.
             let (restarted, _) = try server.makeClient(
                 device: "crashy", collections: ["posts"], store: try FileSyncStore(url: failing.base.url))
-            #expect(try await restarted.push() == 4)
+            #expect(try await restarted.push().count == 4)
             #expect(await restarted.firstEvent { if case .pushed = $0 { true } else { false } } == .pushed(operations: 4, replayed: 4))
             let titles = try await server.objects(in: "posts").values.compactMap { $0["title"] as? String }
             #expect(titles.sorted() == ["existing", "post 1", "post 2", "post 3", "post 4"])
@@ -58,7 +64,7 @@ import TestSupport
             try await server.seed(Self.existing)
             let (client, store) = try server.makeClient(device: "big", collections: ["posts"]) { $0.batchLimit = 5 }
             for number in 1...5 { try await client.enqueue(.post, "/posts", body: #"{"title":"post \#(number)"}"#) }
-            #expect(try await client.push() == 5)
+            #expect(try await client.push().count == 5)
             #expect(await store.pendingOperations().isEmpty)
             #expect(try await server.objects(in: "posts").count == 6)
         }

@@ -21,7 +21,8 @@ import TestSupport
             // While the client is away a record is deleted and its tombstone purged at once.
             try await server.request("DELETE", "/categories/2")
             try await server.request("POST", "/categories", json: #"{"title":"Fun","amount":"50.00"}"#)
-            try await client.pull()
+            let summary = try await client.pull()
+            #expect(summary.resyncedRecords == 3, "two categories and one transaction reloaded: \(summary)")
             #expect(await client.firstEvent { if case .resynced = $0 { true } else { false } } != nil, "the pull met 410 and resynced")
             #expect(try await store.objects(in: "categories") == server.objects(in: "categories"))
             #expect(try await store.objects(in: "transactions") == server.objects(in: "transactions"))
