@@ -10,7 +10,9 @@ import PackageDescription
 // module depends on them. No SwiftNIO anywhere.
 let package = Package(
     name: "budget-server",
-    platforms: [.macOS(.v14)],
+    // The server runs on Linux and macOS; BudgetSync also builds for the Apple platforms whose apps sync
+    // with it (iOS 17 is where SwiftData, the store docs/budgetsync.md wires, begins).
+    platforms: [.macOS(.v14), .iOS(.v17), .tvOS(.v17), .watchOS(.v10), .visionOS(.v1)],
     products: [
         .executable(name: "budget-server", targets: ["budget-server"]),
         .library(name: "BudgetSync", targets: ["BudgetSync"]),
@@ -101,6 +103,14 @@ let package = Package(
         ),
         // The client half of the sync protocol, for apps (docs/budgetsync.md): Foundation only, no server module.
         .target(name: "BudgetSync"),
+        // The BudgetSync examples (docs/budgetsync.md, Examples): an app's flow each, run against a server
+        // seeded from the db.json beside them; BudgetSyncTests run both.
+        .executableTarget(
+            name: "example-posts", dependencies: ["BudgetSync", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            path: "examples/posts"),
+        .executableTarget(
+            name: "example-budget", dependencies: ["BudgetSync", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            path: "examples/budget"),
         .target(
             name: "TestSupport",
             dependencies: ["Postgres", "Migrations", "LocalPostgres", .product(name: "Logging", package: "swift-log")],

@@ -62,24 +62,13 @@ public final class ServerProcess: Sendable {
         return Int(digits)
     }
 
-    /// The executable: `BUDGET_SERVER_EXECUTABLE`, else `budget-server` beside the running test bundle,
-    /// else the package's `.build/debug/budget-server`.
+    /// The executable: `BUDGET_SERVER_EXECUTABLE`, else the `budget-server` this package built.
     public static func executablePath() throws -> String {
         if let path = ProcessInfo.processInfo.environment["BUDGET_SERVER_EXECUTABLE"], !path.isEmpty {
             guard FileManager.default.isExecutableFile(atPath: path) else { throw ServerProcessError.missingExecutable([path]) }
             return path
         }
-        let bundleFolder = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
-        let packageRoot = URL(fileURLWithPath: #filePath).resolvingSymlinksInPath()
-            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        let candidates = [
-            bundleFolder.appendingPathComponent("budget-server").path,
-            packageRoot.appendingPathComponent(".build/debug/budget-server").path,
-        ]
-        guard let found = candidates.first(where: FileManager.default.isExecutableFile(atPath:)) else {
-            throw ServerProcessError.missingExecutable(candidates)
-        }
-        return found
+        return try BuiltExecutable.path(of: "budget-server")
     }
 
     /// The server's log so far (standard error and standard output).
@@ -124,8 +113,7 @@ public enum ServerProcessError: Error, CustomStringConvertible {
     public var description: String {
         switch self {
         case .missingExecutable(let searched):
-            "the budget-server executable was not found (looked at \(searched.joined(separator: ", "))); "
-                + "run `swift build --build-tests` first, or set BUDGET_SERVER_EXECUTABLE"
+            "BUDGET_SERVER_EXECUTABLE names no executable (\(searched.joined(separator: ", ")))"
         case .exitedEarly(let status, let log):
             "budget-server exited with status \(status) before listening; its log ends:\n\(log)"
         case .notListening(let why, let log):
