@@ -9,7 +9,8 @@ public actor SyncClient {
     /// How the client talks to one server.
     public struct Configuration: Sendable {
         public var baseURL: URL
-        /// The collections a resync reloads from their lists after `410`.
+        /// The collections this client keeps: pulls apply their changes only (others in the feed are
+        /// skipped), and a resync after `410` reloads their lists, so both leave the store the same.
         public var collections: [String]
         /// Prefix of every idempotency key this client makes; keys are global, so each device needs its own.
         public var deviceID: String
@@ -65,6 +66,7 @@ public actor SyncClient {
         var cursor = try await store.cursor() ?? 0
         var summary = PullSummary(changes: 0, resyncedRecords: nil, cursor: cursor)
         var isCaughtUp = false
+        let kept = Set(configuration.collections)
         while true {
             try Task.checkCancellation()
             var query = "since=\(cursor)&limit=\(configuration.pageLimit)"
@@ -74,12 +76,13 @@ public actor SyncClient {
             switch answer.status {
             case 200:
                 let page = try ChangePage(parsing: answer.body)
+                let changes = page.changes.filter { kept.contains($0.collection) }
                 pagesApplied += 1
-                try await store.apply(page.changes, cursor: page.lastSeq)
+                try await store.apply(changes, cursor: page.lastSeq)
                 cursor = page.lastSeq
-                summary.changes += page.changes.count
+                summary.changes += changes.count
                 summary.cursor = cursor
-                if !page.changes.isEmpty { eventSink.yield(.pulled(changes: page.changes.count, cursor: cursor)) }
+                if !changes.isEmpty { eventSink.yield(.pulled(changes: changes.count, cursor: cursor)) }
                 if !page.hasMore {
                     if !live { eventSink.yield(.idle); return summary }
                     if !isCaughtUp { eventSink.yield(.idle) }

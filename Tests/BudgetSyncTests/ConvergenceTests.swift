@@ -70,6 +70,22 @@ import TestSupport
     }
 }
 
+/// A client keeps the collections it names: the feed's other changes are skipped, as a resync would skip them.
+@Suite struct KeptCollectionsTests {
+    @Test func aPullAppliesOnlyTheConfiguredCollections() async throws {
+        try await TestApp.with { server in
+            try await server.seed(#"{"posts":[{"id":1,"title":"kept"}],"comments":[{"id":1,"postId":1,"body":"skipped"}]}"#)
+            let (client, store) = try server.makeClient(device: "narrow", collections: ["posts"])
+            let summary = try await client.pull()
+            #expect(summary.changes == 1 && summary.resyncedRecords == nil)
+            #expect(try await store.objects(in: "posts") == server.objects(in: "posts"))
+            #expect(await store.records(in: "comments").isEmpty)
+            // The cursor still moved past the skipped change: the next pull does not bring it again.
+            #expect(try await client.pull().changes == 0)
+        }
+    }
+}
+
 /// The typed views of the budget's own collections decode what the feed delivered, money exactly.
 @Suite struct TypedRecordTests {
     @Test func categoriesAndTransactionsDecodeWithExactMoney() async throws {
