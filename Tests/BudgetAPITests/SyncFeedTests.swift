@@ -54,14 +54,46 @@ extension TestApp {
             let category = try await app.request("GET", "/categories/1").text
             let transaction = try await app.request("GET", "/transactions/1").text
             #expect(raw.contains(#","data":\#(category)}"#), "\(raw)")
-            #expect(raw.contains(#"{"seq":2,"collection":"transactions","id":1,"op":"upsert","version":1,"data":\#(transaction)}"#), "\(raw)")
+            #expect(raw.contains(#"{"seq":2,"collection":"transactions","id":1,"op":"upsert","version":1,"etag":"#), "\(raw)")
+            #expect(raw.contains(#""data":\#(transaction)}"#), "\(raw)")
+        }
+    }
+
+    /// Each upsert carries the ETag its record's GET answers, so an edit of a version seen only in the
+    /// feed can be conditional; a stale one is refused (docs/sync.md).
+    @Test func upsertsCarryTheETagOfTheirRecordsGET() async throws {
+        try await TestApp.with(poolConfiguration: TestApp.smallPool) { app in
+            try await app.seed(#"{"posts":[{"id":1,"title":"x \"quoted\" ,\"data\":"}],"profile":{"name":"me"}}"#)
+            _ = try await app.request("POST", "/categories", json: #"{"title":"Food","amount":"100.00"}"#)
+            _ = try await app.request("POST", "/transactions", json: #"{"categoryId":1,"title":"Bread","amount":"2.50"}"#)
+            _ = try await app.request("DELETE", "/transactions/1")
+            let feed = try await app.changes()
+            var tagged = 0
+            for change in feed.changes {
+                let path = change["id"] is NSNull ? "/\(change["collection"] ?? "")" : "/\(change["collection"] ?? "")/\(change["id"] ?? "")"
+                if change["op"] as? String == "delete" {
+                    #expect(change["etag"] == nil, "a tombstone has no representation: \(change)")
+                    continue
+                }
+                let current = try await app.request("GET", path)
+                #expect(change["etag"] as? String == current.header("ETag"), "\(path): \(change)")
+                tagged += 1
+            }
+            #expect(tagged == 3, "posts/1, profile and categories/1")
+            let category = try #require(feed.changes.first { $0["collection"] as? String == "categories" })
+            let tag = try #require(category["etag"] as? String)
+            #expect(try await app.request("PATCH", "/categories/1", json: #"{"amount":"110.00"}"#, headers: [("If-Match", tag)]).status == 200)
+            #expect(try await app.request("PATCH", "/categories/1", json: #"{"amount":"120.00"}"#, headers: [("If-Match", tag)]).status == 412)
         }
     }
 
     @Test func genericRecordsKeepTheirBodyAndIdAndSingularsHaveNullID() async throws {
         try await TestApp.with(poolConfiguration: TestApp.smallPool) { app in
             try await app.seed(#"{"posts":[{"id":"a1","title":"x"},{"id":7,"n":1.50}],"profile":{"name":"me"}}"#)
-            let raw = try await app.request("GET", "/changes?collection=posts").text
+            let tagged = try await app.request("GET", "/changes?collection=posts").text
+            // Each upsert's tag is checked against its GET in upsertsCarryTheETagOfTheirRecordsGET.
+            let raw = tagged.replacing(/,"etag":"\\"[0-9a-f]{32}\\""/, with: "")
+            #expect(tagged.count - raw.count == 2 * ##","etag":"\"0123456789abcdef0123456789abcdef\"""##.count, "one tag per upsert")
             #expect(raw.contains(#""collection":"posts","id":"a1","op":"upsert","version":1,"data":{"id":"a1","title":"x"}}"#), "\(raw)")
             #expect(raw.contains(#""collection":"posts","id":7,"op":"upsert","version":1,"data":{"id":7,"n":1.50}}"#), "\(raw)")
             #expect(!raw.contains("profile"))

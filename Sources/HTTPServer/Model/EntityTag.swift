@@ -20,10 +20,17 @@ public struct EntityTag: Sendable, Hashable {
     /// Every part is length-prefixed, so moving a byte from the body into a header (or from one header
     /// into the next) changes the tag, and an absent header differs from an empty one.
     public static func strong(for response: Response, including headerNames: [String]) -> EntityTag {
+        strong(body: response.body[...], headerValues: headerNames.map { response.headers.values(for: $0) })
+    }
+
+    /// The tag `strong(for:including:)` gives an answer with this body and these values of its tagged
+    /// headers (one list per header name, in the same order; empty where the answer lacks the header):
+    /// for a representation that is not an answer yet, such as a record inside a larger body.
+    public static func strong(body: ArraySlice<UInt8>, headerValues: [[String]]) -> EntityTag {
         var hash = SHA256()
-        hash.updateWithLengthPrefix(response.body)
-        for name in headerNames {
-            let values = response.headers.values(for: name)
+        hash.updateWithLength(body.count)
+        hash.update(data: body)
+        for values in headerValues {
             hash.updateWithLength(values.count)
             for value in values { hash.updateWithLengthPrefix(Array(value.utf8)) }
         }
