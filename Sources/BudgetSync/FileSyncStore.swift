@@ -7,9 +7,20 @@ import Foundation
 public actor FileSyncStore: SyncStore {
     private struct State: Codable {
         var cursor: Int?
-        /// collection → id → the record's JSON text.
-        var records: [String: [String: String]] = [:]
+        /// collection → id → the record.
+        var records: [String: [String: StoredRecord]] = [:]
         var outbox: [PendingOperation] = []
+    }
+
+    /// A record's JSON as text (readable in the file) and its `ETag`.
+    private struct StoredRecord: Codable {
+        var json: String
+        var etag: String?
+
+        init(_ record: Record) {
+            json = String(decoding: record.json, as: UTF8.self)
+            etag = record.etag
+        }
     }
 
     public nonisolated let url: URL
@@ -31,7 +42,7 @@ public actor FileSyncStore: SyncStore {
         var next = state
         for change in changes {
             switch change.kind {
-            case .upsert(let record): next.records[change.collection, default: [:]][change.id] = String(decoding: record.json, as: UTF8.self)
+            case .upsert(let record): next.records[change.collection, default: [:]][change.id] = StoredRecord(record)
             case .delete: next.records[change.collection]?[change.id] = nil
             }
         }
@@ -42,7 +53,7 @@ public actor FileSyncStore: SyncStore {
     public func replaceAll(with records: [Record], cursor: Int) throws {
         var next = state
         next.records = [:]
-        for record in records { next.records[record.collection, default: [:]][record.id] = String(decoding: record.json, as: UTF8.self) }
+        for record in records { next.records[record.collection, default: [:]][record.id] = StoredRecord(record) }
         next.cursor = cursor
         try save(next)
     }
@@ -71,7 +82,7 @@ public actor FileSyncStore: SyncStore {
     /// Every record of `collection`, by id.
     public func records(in collection: String) -> [String: Record] {
         (state.records[collection] ?? [:]).reduce(into: [:]) { result, entry in
-            result[entry.key] = Record(collection: collection, id: entry.key, json: Data(entry.value.utf8))
+            result[entry.key] = Record(collection: collection, id: entry.key, json: Data(entry.value.json.utf8), etag: entry.value.etag)
         }
     }
 

@@ -11,20 +11,24 @@ public struct Record: Sendable, Hashable {
     public let id: String
     /// The record's JSON object, byte for byte as the server answered it.
     public let json: Data
+    /// The `ETag` the server gives this version, as the feed and the record's GET carry it: pass it as
+    /// `ifMatch` when queuing an edit of this version. Nil for a record the server sent without one.
+    public let etag: String?
 
-    public init(collection: String, id: String, json: Data) {
+    public init(collection: String, id: String, json: Data, etag: String? = nil) {
         self.collection = collection
         self.id = id
         self.json = json
+        self.etag = etag
     }
 
     /// Reads the record's id from its `id` member.
-    public init(collection: String, json: Data) throws {
+    public init(collection: String, json: Data, etag: String? = nil) throws {
         let bytes = [UInt8](json)
         guard let idRange = try JSONScanner.members(of: bytes, in: bytes.indices)["id"] else {
             throw SyncError.malformedAnswer("a record of \(collection) has no id")
         }
-        self.init(collection: collection, id: try JSONScanner.text(in: bytes, at: idRange), json: json)
+        self.init(collection: collection, id: try JSONScanner.text(in: bytes, at: idRange), json: json, etag: etag)
     }
 
     /// The record decoded as `type`, with `decoder` configured as the app needs (dates, keys).
@@ -91,7 +95,8 @@ struct ChangePage {
             case "delete": kind = .delete
             case "upsert":
                 guard let dataRange = members["data"] else { throw SyncError.malformedAnswer("an upsert without data") }
-                kind = .upsert(Record(collection: collection, id: id, json: Data(bytes[dataRange])))
+                let etag = try members["etag"].map { try JSONScanner.string(in: bytes, at: $0) }
+                kind = .upsert(Record(collection: collection, id: id, json: Data(bytes[dataRange]), etag: etag))
             case let other: throw SyncError.malformedAnswer("unknown op \(other)")
             }
             return Change(

@@ -190,7 +190,7 @@ public struct Acknowledgement: Sendable, Hashable {
                 let home = headers["location"] ?? operation.path
                 let collection = home.split(separator: "/").first.map(String.init) ?? ""
                 // A singular json-server resource (`/profile`) has no id, so no record to name.
-                record = try? Record(collection: collection, json: Data(bytes[bodyRange]))
+                record = try? Record(collection: collection, json: Data(bytes[bodyRange]), etag: headers["etag"])
             }
             return Acknowledgement(
                 operation: operation, status: status, headers: headers, record: record,

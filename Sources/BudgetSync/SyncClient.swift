@@ -152,7 +152,7 @@ public actor SyncClient {
     public func fetch(collection: String, id: String) async throws -> (record: Record, etag: String?)? {
         let answer = try await sendRetrying("GET", Record.path(collection: collection, id: id), body: nil)
         switch answer.status {
-        case 200: return (Record(collection: collection, id: id, json: answer.body), answer.headers["etag"])
+        case 200: return (Record(collection: collection, id: id, json: answer.body, etag: answer.headers["etag"]), answer.headers["etag"])
         case 404: return nil
         default: throw SyncError.rejected(status: answer.status, operation: nil, problem: Problem(answer.body).summary)
         }

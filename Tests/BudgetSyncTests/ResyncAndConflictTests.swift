@@ -38,12 +38,28 @@ import TestSupport
             try await server.request("POST", "/categories", json: #"{"title":"Food","amount":"400.00"}"#)
             let (client, store) = try server.makeClient(device: "editor", collections: ["categories"]) { $0.conflictPolicy = policy }
             try await client.pull()
-            let known = try #require(await client.fetch(collection: "categories", id: "1")?.etag)
+            // The tag of the version the client pulled: the feed carries it with the record.
+            let known = try #require(await store.records(in: "categories")["1"]?.etag)
             try await server.request("PATCH", "/categories/1", json: #"{"title":"Groceries"}"#)
             try await client.enqueue(.patch, "/categories/1", body: #"{"amount":"450.00"}"#, ifMatch: known)
             try await client.push()
             #expect(await store.pendingOperations().isEmpty)
             try await check(server, store)
+        }
+    }
+
+    @Test func anEditOfThePulledVersionAppliesWithoutConflict() async throws {
+        try await TestApp.with { server in
+            _ = try await server.request("POST", "/categories", json: #"{"title":"Food","amount":"400.00"}"#)
+            let (client, store) = try server.makeClient(device: "editor", collections: ["categories"])
+            try await client.pull()
+            let pulled = try #require(await store.records(in: "categories")["1"])
+            #expect(pulled.etag == (try await server.request("GET", "/categories/1").header("ETag")))
+            try await client.enqueue(.patch, pulled.path, body: #"{"amount":"450.00"}"#, ifMatch: pulled.etag)
+            let acknowledged = try await client.push()
+            #expect(acknowledged.map(\.status) == [200])
+            #expect(acknowledged.first?.record?.etag == (try await server.request("GET", "/categories/1").header("ETag")))
+            #expect((try await server.objects(in: "categories"))["1"]?["amount"] as? NSNumber == 450)
         }
     }
 
