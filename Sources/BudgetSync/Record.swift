@@ -36,6 +36,14 @@ public struct Record: Sendable, Hashable {
         try decoder.decode(type, from: json)
     }
 
+    /// The record's `version` member, which counts its own writes (docs/sync.md); nil for a record
+    /// without one, such as a json-server document.
+    public var version: Int? {
+        let bytes = [UInt8](json)
+        guard let range = try? JSONScanner.members(of: bytes, in: bytes.indices)["version"] else { return nil }
+        return JSONScanner.integer(in: bytes, at: range)
+    }
+
     /// The record's path on the server, `/collection/id`.
     public var path: String { Record.path(collection: collection, id: id) }
 

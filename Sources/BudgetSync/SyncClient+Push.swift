@@ -54,9 +54,23 @@ extension SyncClient {
     public func enqueue(
         _ method: PendingOperation.Method, _ path: String, body: String? = nil, ifMatch: String? = nil
     ) async throws -> PendingOperation {
+        try await enqueue(method, path, body: body, ifMatch: ifMatch, baseVersion: nil)
+    }
+
+    /// Queues an edit (`PUT`, `PATCH`, `DELETE`) of `record` as the app holds it, conditional on that
+    /// version: its `ETag` as `ifMatch`, and its `version`, so a change of derived members alone (a
+    /// category's `spent`) is not taken for a conflict.
+    @discardableResult
+    public func enqueue(_ method: PendingOperation.Method, editing record: Record, body: String? = nil) async throws -> PendingOperation {
+        try await enqueue(method, record.path, body: body, ifMatch: record.etag, baseVersion: record.version)
+    }
+
+    private func enqueue(
+        _ method: PendingOperation.Method, _ path: String, body: String?, ifMatch: String?, baseVersion: Int?
+    ) async throws -> PendingOperation {
         let operation = PendingOperation(
             key: "\(configuration.deviceID)/\(UUID().uuidString.lowercased())", method: method, path: path,
-            body: body, ifMatch: ifMatch)
+            body: body, ifMatch: ifMatch, baseVersion: baseVersion)
         try await store.appendOperation(operation)
         return operation
     }
@@ -110,6 +124,13 @@ extension SyncClient {
     private func resolveConflict(_ operation: PendingOperation) async throws {
         var current: (record: Record, etag: String?)?
         if let target = operation.target { current = try await fetch(collection: target.collection, id: target.id) }
+        // The record's own writes did not move (same version): only derived members changed its ETag.
+        if let base = operation.baseVersion, let current, current.record.version == base, current.etag != operation.ifMatch {
+            var retagged = operation
+            retagged.ifMatch = current.etag
+            try await store.updateOperation(retagged)
+            return
+        }
         let resolution: ConflictResolution
         switch configuration.conflictPolicy {
         case .serverWins: resolution = .dropLocal

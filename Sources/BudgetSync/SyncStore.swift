@@ -38,13 +38,18 @@ public struct PendingOperation: Sendable, Hashable, Codable {
     public var body: String?
     /// The `ETag` of the version the app edited; the server answers `412` if the record moved on.
     public var ifMatch: String?
+    /// The `version` of the record the app edited, when it has one (the budget's own collections): a
+    /// `412` where the server's version is still this one means only derived members moved (a
+    /// category's `spent`), which is no conflict, so the write is re-sent under the new `ETag`.
+    public var baseVersion: Int?
 
-    public init(key: String, method: Method, path: String, body: String?, ifMatch: String?) {
+    public init(key: String, method: Method, path: String, body: String?, ifMatch: String?, baseVersion: Int? = nil) {
         self.key = key
         self.method = method
         self.path = path
         self.body = body
         self.ifMatch = ifMatch
+        self.baseVersion = baseVersion
     }
 
     /// The collection and id the write's path names, `/collection/id`; nil for a path like `/categories`.

@@ -38,10 +38,11 @@ import TestSupport
             try await server.request("POST", "/categories", json: #"{"title":"Food","amount":"400.00"}"#)
             let (client, store) = try server.makeClient(device: "editor", collections: ["categories"]) { $0.conflictPolicy = policy }
             try await client.pull()
-            // The tag of the version the client pulled: the feed carries it with the record.
-            let known = try #require(await store.records(in: "categories")["1"]?.etag)
+            // The version the client pulled, with the tag the feed carried for it.
+            let pulled = try #require(await store.records(in: "categories")["1"])
+            #expect(pulled.etag != nil && pulled.version == 1)
             try await server.request("PATCH", "/categories/1", json: #"{"title":"Groceries"}"#)
-            try await client.enqueue(.patch, "/categories/1", body: #"{"amount":"450.00"}"#, ifMatch: known)
+            try await client.enqueue(.patch, editing: pulled, body: #"{"amount":"450.00"}"#)
             try await client.push()
             #expect(await store.pendingOperations().isEmpty)
             try await check(server, store)
@@ -60,6 +61,26 @@ import TestSupport
             #expect(acknowledged.map(\.status) == [200])
             #expect(acknowledged.first?.record?.etag == (try await server.request("GET", "/categories/1").header("ETag")))
             #expect((try await server.objects(in: "categories"))["1"]?["amount"] as? NSNumber == 450)
+        }
+    }
+
+    /// A transaction added elsewhere moves the category's `spent`, hence its ETag, but not its version:
+    /// the edit of its amount is no conflict and lands, re-sent under the new tag.
+    @Test func aCategoryWhoseSpentAloneMovedIsNoConflict() async throws {
+        try await TestApp.with { server in
+            _ = try await server.request("POST", "/categories", json: #"{"title":"Food","amount":"400.00"}"#)
+            let (client, store) = try server.makeClient(device: "budget", collections: ["categories", "transactions"])
+            try await client.pull()
+            let pulled = try #require(await store.records(in: "categories")["1"])
+            try await client.enqueue(.patch, editing: pulled, body: #"{"amount":"450.00"}"#)
+            _ = try await server.request("POST", "/categories/1/transactions", json: #"{"title":"Milk","amount":"3.49"}"#)
+            #expect(try await server.request("GET", "/categories/1").header("ETag") != pulled.etag)
+
+            #expect(try await client.push().map(\.status) == [200])
+            let first = await client.firstEvent { if case .conflict = $0 { true } else if case .pushed = $0 { true } else { false } }
+            #expect(first == .pushed(operations: 1, replayed: 0), "no conflict was reported")
+            let remote = try await server.objects(in: "categories")
+            #expect(remote["1"]?["amount"] as? NSNumber == 450 && remote["1"]?["spent"] as? NSNumber == 3.49)
         }
     }
 
