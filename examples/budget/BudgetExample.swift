@@ -15,7 +15,7 @@ struct BudgetExample: AsyncParsableCommand {
         abstract: "Add a transaction offline, push it, and read the category's spent back with BudgetSync.")
 
     @Option(help: "The budget-server to sync with.")
-    var server = "http://127.0.0.1:8080"
+    var server = "http://127.0.0.1:3000"
 
     @Option(help: "The local store, kept between runs (default: budget-sync-examples/budget.json in the temporary folder).")
     var store: String?

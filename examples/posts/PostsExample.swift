@@ -18,7 +18,7 @@ struct PostsExample: AsyncParsableCommand {
         abstract: "List, create and sync json-server posts with BudgetSync.")
 
     @Option(help: "The budget-server to sync with.")
-    var server = "http://127.0.0.1:8080"
+    var server = "http://127.0.0.1:3000"
 
     @Option(help: "The local store, kept between runs (default: budget-sync-examples/posts.json in the temporary folder).")
     var store: String?
