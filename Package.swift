@@ -105,11 +105,14 @@ let package = Package(
         .target(name: "BudgetSync"),
         // The BudgetSync examples (docs/budgetsync.md, Examples): an app's flow each, run against a server
         // seeded from the db.json beside them; BudgetSyncTests run both.
+        .target(
+            name: "ExampleSupport", dependencies: ["BudgetSync", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            path: "examples/ExampleSupport"),
         .executableTarget(
-            name: "example-posts", dependencies: ["BudgetSync", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            name: "example-posts", dependencies: ["BudgetSync", "ExampleSupport", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             path: "examples/posts"),
         .executableTarget(
-            name: "example-budget", dependencies: ["BudgetSync", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            name: "example-budget", dependencies: ["BudgetSync", "ExampleSupport", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             path: "examples/budget"),
         .target(
             name: "TestSupport",

@@ -1,5 +1,6 @@
 import ArgumentParser
 import BudgetSync
+import ExampleSupport
 import Foundation
 
 /// The budget app's flow on BudgetSync (docs/budgetsync.md, Examples): add a transaction while
@@ -14,11 +15,7 @@ struct BudgetExample: AsyncParsableCommand {
         commandName: "example-budget",
         abstract: "Add a transaction offline, push it, and read the category's spent back with BudgetSync.")
 
-    @Option(help: "The budget-server to sync with.")
-    var server = "http://127.0.0.1:3000"
-
-    @Option(help: "The local store, kept between runs (default: budget-sync-examples/budget.json in the temporary folder).")
-    var store: String?
+    @OptionGroup var sync: SyncOptions
 
     @Option(help: "The id of the category the transaction goes to.")
     var category = 1
@@ -37,14 +34,7 @@ struct BudgetExample: AsyncParsableCommand {
     }
 
     func run() async throws {
-        guard let baseURL = URL(string: server) else { throw ValidationError("--server must be a URL") }
-        let storeURL = store.map { URL(fileURLWithPath: $0) }
-            ?? FileManager.default.temporaryDirectory.appendingPathComponent("budget-sync-examples/budget.json")
-        try FileManager.default.createDirectory(at: storeURL.deletingLastPathComponent(), withIntermediateDirectories: true)
-        let local = try FileSyncStore(url: storeURL)
-        let client = SyncClient(
-            configuration: .init(baseURL: baseURL, collections: ["categories", "transactions"], deviceID: "example-budget"),
-            store: local)
+        let (client, local) = try sync.open(example: "budget", collections: ["categories", "transactions"])
         let categoryID = String(category)
 
         print("pull: \(try await client.pull())")
@@ -59,8 +49,7 @@ struct BudgetExample: AsyncParsableCommand {
         print("queued offline: \(title) \(amount), outbox \(await local.pendingOperations().count)")
 
         for acknowledgement in try await client.push() {
-            print("pushed: \(acknowledgement.status) \(acknowledgement.operation.method.rawValue) \(acknowledgement.operation.path)"
-                + ", Location \(acknowledgement.headers["location"] ?? "-")")
+            print("pushed: \(acknowledgement.summary)")
         }
         print("pull: \(try await client.pull())")
 

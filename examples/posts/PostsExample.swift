@@ -1,5 +1,6 @@
 import ArgumentParser
 import BudgetSync
+import ExampleSupport
 import Foundation
 
 /// The posts app's flow on BudgetSync (docs/budgetsync.md, Examples): list the posts, create one with
@@ -17,11 +18,7 @@ struct PostsExample: AsyncParsableCommand {
         commandName: "example-posts",
         abstract: "List, create and sync json-server posts with BudgetSync.")
 
-    @Option(help: "The budget-server to sync with.")
-    var server = "http://127.0.0.1:3000"
-
-    @Option(help: "The local store, kept between runs (default: budget-sync-examples/posts.json in the temporary folder).")
-    var store: String?
+    @OptionGroup var sync: SyncOptions
 
     @Option(help: "The title of the post to create.")
     var title = "Written offline"
@@ -35,15 +32,8 @@ struct PostsExample: AsyncParsableCommand {
     }
 
     func run() async throws {
-        guard let baseURL = URL(string: server) else { throw ValidationError("--server must be a URL") }
-        let storeURL = store.map { URL(fileURLWithPath: $0) }
-            ?? FileManager.default.temporaryDirectory.appendingPathComponent("budget-sync-examples/posts.json")
-        try FileManager.default.createDirectory(at: storeURL.deletingLastPathComponent(), withIntermediateDirectories: true)
-        let local = try FileSyncStore(url: storeURL)
-        let client = SyncClient(
-            configuration: .init(baseURL: baseURL, collections: ["posts", "comments"], deviceID: "example-posts"),
-            store: local)
-        print("store: \(storeURL.path), cursor \(await local.cursor().map(String.init) ?? "none")")
+        let (client, local) = try sync.open(example: "posts", collections: ["posts", "comments"])
+        print("store: \(local.url.path), cursor \(await local.cursor().map(String.init) ?? "none")")
 
         // 1. Sync: the first run reads every record once; later runs only what changed since.
         print("pull: \(try await client.pull())")
@@ -57,8 +47,7 @@ struct PostsExample: AsyncParsableCommand {
         // 3. Push: the server answers the create as the API would, 201 with the new id and Location.
         for acknowledgement in try await client.push() {
             let post = try acknowledgement.record?.decode(Post.self)
-            print("pushed: \(acknowledgement.status) \(acknowledgement.operation.method.rawValue) \(acknowledgement.operation.path)"
-                + ", Location \(acknowledgement.headers["location"] ?? "-"), id \(post.map { String($0.id) } ?? "-")")
+            print("pushed: \(acknowledgement.summary), id \(post.map { String($0.id) } ?? "-")")
         }
 
         // 4. Sync again: the feed holds the one new post, not the list again.
