@@ -135,6 +135,13 @@ let package = Package(
         .testTarget(name: "BudgetAPITests", dependencies: ["BudgetAPI", "HTTPServer", "Postgres", "TestSupport", "APITestSupport"]),
         .testTarget(name: "OperationsTests", dependencies: ["Postgres", "TestSupport"]),
         .testTarget(name: "BudgetSyncTests", dependencies: ["BudgetSync", "BudgetAPI", "Postgres", "TestSupport", "APITestSupport"]),
+        // bench/sync's client: BudgetSync's pull and push rates against a running server (bench/README.md).
+        // BoundedPullMemoryTests run it as a child process, for a memory figure of its own.
+        .executableTarget(
+            name: "budget-sync-bench",
+            dependencies: ["BudgetSync", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            path: "bench/sync-bench"
+        ),
     ],
     swiftLanguageModes: [.v6]
 )
