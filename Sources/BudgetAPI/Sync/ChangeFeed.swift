@@ -49,21 +49,37 @@ struct ChangeFeed: Sendable {
     /// The member PostgreSQL renders last in an upsert. Its first occurrence is the member itself: a
     /// quote inside a JSON string is always escaped, so no string can hold `,"data":`.
     private static let dataMember = Array(#","data":"#.utf8)
+    /// A record's GET carries none of the list-only headers a tag also covers (X-Total-Count).
+    private static let recordHeaderValues = BudgetApp.representationHeaders.map { _ in [String]() }
+    private static let tagOpening = Array(#","etag":"\""#.utf8)
+    private static let tagClosing = Array(#"\"""#.utf8)
 
     /// An upsert with `"etag"` added before its `data`: the tag the record's own GET answers for those
     /// same bytes (docs/sync.md), so an app can send `If-Match` for a version it only saw in the feed.
     /// Computed here rather than in SQL: hashing costs our CPU, which multiplies, not PostgreSQL's.
     static func taggingData(of change: [UInt8]) -> [UInt8] {
-        guard let member = change.firstRange(of: dataMember), change.last == UInt8(ascii: "}") else { return change }
-        let data = change[member.upperBound..<(change.count - 1)]
-        // A record's GET carries none of the list-only headers a tag also covers (X-Total-Count).
-        let tag = EntityTag.strong(body: data, headerValues: BudgetApp.representationHeaders.map { _ in [] })
+        guard let member = firstDataMember(in: change), change.last == UInt8(ascii: "}") else { return change }
+        let tag = EntityTag.strong(body: change[(member + dataMember.count)..<(change.count - 1)], headerValues: recordHeaderValues)
         var tagged: [UInt8] = []
-        tagged.reserveCapacity(change.count + 48)
-        tagged.append(contentsOf: change[..<member.lowerBound])
-        tagged.append(contentsOf: #","etag":"\"\#(tag.opaqueTag)\"""#.utf8)
-        tagged.append(contentsOf: change[member.lowerBound...])
+        tagged.reserveCapacity(change.count + tagOpening.count + 32 + tagClosing.count)
+        tagged.append(contentsOf: change[..<member])
+        tagged.append(contentsOf: tagOpening)
+        tagged.append(contentsOf: tag.opaqueTag.utf8)
+        tagged.append(contentsOf: tagClosing)
+        tagged.append(contentsOf: change[member...])
         return tagged
+    }
+
+    /// Where `,"data":` starts; a plain scan of the short prefix before it.
+    private static func firstDataMember(in change: [UInt8]) -> Int? {
+        change.withUnsafeBufferPointer { bytes in
+            let pattern = dataMember
+            guard bytes.count >= pattern.count else { return nil }
+            for start in 0...(bytes.count - pattern.count) where bytes[start] == pattern[0] {
+                if (1..<pattern.count).allSatisfy({ bytes[start + $0] == pattern[$0] }) { return start }
+            }
+            return nil
+        }
     }
 
     /// The changes after `request.since` (at most `request.limit`), answered at once.
