@@ -54,7 +54,12 @@ struct JSONScanner {
 
     private mutating func skipWhitespace() {
         // RFC 8259 §2: space, horizontal tab, line feed, carriage return.
-        while index < bytes.count, [0x20, 0x09, 0x0A, 0x0D].contains(bytes[index]) { index += 1 }
+        while index < bytes.count {
+            switch bytes[index] {
+            case 0x20, 0x09, 0x0A, 0x0D: index += 1
+            default: return
+            }
+        }
     }
 
     private mutating func expect(_ byte: UInt8) throws {
@@ -90,15 +95,27 @@ struct JSONScanner {
                 _ = try scanner.value()
             }
         case UInt8(ascii: "["): try container(open: UInt8(ascii: "["), close: UInt8(ascii: "]")) { _ = try $0.value() }
-        case UInt8(ascii: "\""): _ = try string()
+        case UInt8(ascii: "\""): _ = try skipString()
         default:
             // A number, true, false or null: everything up to the next delimiter.
-            while index < bytes.count, !" \t\r\n,]}".utf8.contains(bytes[index]) { index += 1 }
+            scalar: while index < bytes.count {
+                switch bytes[index] {
+                case 0x20, 0x09, 0x0A, 0x0D, UInt8(ascii: ","), UInt8(ascii: "]"), UInt8(ascii: "}"): break scalar
+                default: index += 1
+                }
+            }
         }
         return start..<index
     }
 
     private mutating func string() throws -> String {
+        let (contents, hasEscapes) = try skipString()
+        guard hasEscapes else { return String(decoding: bytes[contents], as: UTF8.self) }
+        return try Self.unescaping(bytes[contents])
+    }
+
+    /// Moves past one string without making it: a record's values are skipped, never read.
+    private mutating func skipString() throws -> (contents: Range<Int>, hasEscapes: Bool) {
         try expect(UInt8(ascii: "\""))
         let start = index
         var hasEscapes = false
@@ -108,8 +125,35 @@ struct JSONScanner {
         }
         guard index < bytes.count else { throw SyncError.malformedAnswer("unterminated string") }
         index += 1
-        guard hasEscapes else { return String(decoding: bytes[start..<(index - 1)], as: UTF8.self) }
-        // Escapes are rare in names and ids; Foundation's decoder handles them (\uXXXX pairs included).
-        return try JSONDecoder().decode(String.self, from: Data(bytes[(start - 1)..<index]))
+        return (start..<(index - 1), hasEscapes)
+    }
+
+    /// A string's contents with its escapes undone (RFC 8259 §7). The one-character escapes are the
+    /// common case (every ETag in the feed has two); `\u` sequences, surrogate pairs included, go to
+    /// Foundation's decoder.
+    private static func unescaping(_ contents: ArraySlice<UInt8>) throws -> String {
+        var unescaped: [UInt8] = []
+        unescaped.reserveCapacity(contents.count)
+        var position = contents.startIndex
+        while position < contents.endIndex {
+            let byte = contents[position]
+            position += 1
+            guard byte == UInt8(ascii: "\\") else { unescaped.append(byte); continue }
+            guard position < contents.endIndex else { throw SyncError.malformedAnswer("a string ends in a backslash") }
+            let escaped = contents[position]
+            position += 1
+            switch escaped {
+            case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): unescaped.append(escaped)
+            case UInt8(ascii: "b"): unescaped.append(0x08)
+            case UInt8(ascii: "f"): unescaped.append(0x0C)
+            case UInt8(ascii: "n"): unescaped.append(0x0A)
+            case UInt8(ascii: "r"): unescaped.append(0x0D)
+            case UInt8(ascii: "t"): unescaped.append(0x09)
+            case UInt8(ascii: "u"):
+                return try JSONDecoder().decode(String.self, from: Data([UInt8(ascii: "\"")] + contents + [UInt8(ascii: "\"")]))
+            default: throw SyncError.malformedAnswer("a string with the escape \\\(Character(UnicodeScalar(escaped)))")
+            }
+        }
+        return String(decoding: unescaped, as: UTF8.self)
     }
 }
