@@ -109,9 +109,11 @@ extension SyncClient {
                 // The server's --batch-limit is lower than configured: halve until it fits.
                 batchLimit = max(1, batch.count / 2)
             default:
-                // The atomic batch rolled back; a refusal that names one operation is that write's alone.
+                // The atomic batch rolled back; a refusal that names one operation is that write's alone. A
+                // timeout or "too many requests" is no verdict on the write: those stop the push, queue intact.
                 let problem = Problem(answer.body)
-                guard (400..<500).contains(answer.status), case .setAside(let setAside) = configuration.rejectionPolicy,
+                guard (400..<500).contains(answer.status), ![408, 425, 429].contains(answer.status),
+                      case .setAside(let setAside) = configuration.rejectionPolicy,
                       let index = problem.operation, batch.indices.contains(index)
                 else { throw SyncError.rejected(status: answer.status, operation: problem.operation, problem: problem.summary) }
                 try await setAside(Rejection(operation: batch[index], status: answer.status, problem: problem.summary))
