@@ -5,7 +5,7 @@ import PackageDescription
 // of both. Sockets holds descriptors, epoll and the generic event loop (a thread, its task executor and its
 // `Reactor`); HTTPServer's connections and Postgres's event-loop connections both run on it. HTTPServer knows nothing of budgets;
 // Postgres knows nothing of HTTP. Migrations holds our schema (migrations/*.sql, embedded at build time) for
-// Postgres's generic Migrator. JSONText (the one JSON string escaper) sits under HTTPServer, LogHandlers and BudgetAPI. The log
+// Postgres's generic Migrator. JSONText (the one JSON string escaper) sits under HTTPServer, LogHandlers, BudgetAPI and BudgetSync. The log
 // backends (LogHandlers: text and JSON lines, the batching sink) are chosen once, by the executable; no library
 // module depends on them. No SwiftNIO anywhere.
 let package = Package(
@@ -101,8 +101,9 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        // The client half of the sync protocol, for apps (docs/budgetsync.md): Foundation only, no server module.
-        .target(name: "BudgetSync"),
+        // The client half of the sync protocol, for apps (docs/budgetsync.md): Foundation and JSONText only,
+        // no server module.
+        .target(name: "BudgetSync", dependencies: ["JSONText"]),
         // The BudgetSync examples (docs/budgetsync.md, Examples): an app's flow each, run against a server
         // seeded from the db.json beside them; BudgetSyncTests run both.
         .target(

@@ -1,4 +1,5 @@
 import Foundation
+import JSONText
 
 /// Finds where each value of a JSON text (RFC 8259) begins and ends, without converting it.
 ///
@@ -142,16 +143,12 @@ struct JSONScanner {
             guard position < contents.endIndex else { throw SyncError.malformedAnswer("a string ends in a backslash") }
             let escaped = contents[position]
             position += 1
-            switch escaped {
-            case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): unescaped.append(escaped)
-            case UInt8(ascii: "b"): unescaped.append(0x08)
-            case UInt8(ascii: "f"): unescaped.append(0x0C)
-            case UInt8(ascii: "n"): unescaped.append(0x0A)
-            case UInt8(ascii: "r"): unescaped.append(0x0D)
-            case UInt8(ascii: "t"): unescaped.append(0x09)
-            case UInt8(ascii: "u"):
+            if let byte = JSONQuoting.unescaped(escaped) {
+                unescaped.append(byte)
+            } else if escaped == UInt8(ascii: "u") {
                 return try JSONDecoder().decode(String.self, from: Data([UInt8(ascii: "\"")] + contents + [UInt8(ascii: "\"")]))
-            default: throw SyncError.malformedAnswer("a string with the escape \\\(Character(UnicodeScalar(escaped)))")
+            } else {
+                throw SyncError.malformedAnswer("a string with the escape \\\(Character(UnicodeScalar(escaped)))")
             }
         }
         return String(decoding: unescaped, as: UTF8.self)

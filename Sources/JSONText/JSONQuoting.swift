@@ -46,3 +46,19 @@ extension String {
         return String(decoding: output, as: UTF8.self)
     }
 }
+
+extension JSONQuoting {
+    /// The byte a one-character escape stands for (`n` in `\n` is a line feed, RFC 8259 §7); nil for
+    /// `u`, whose four hex digits the caller reads, and for anything that is no escape at all.
+    public static func unescaped(_ escape: UInt8) -> UInt8? {
+        switch escape {
+        case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): escape
+        case UInt8(ascii: "b"): 0x08
+        case UInt8(ascii: "f"): 0x0C
+        case UInt8(ascii: "n"): 0x0A
+        case UInt8(ascii: "r"): 0x0D
+        case UInt8(ascii: "t"): 0x09
+        default: nil
+        }
+    }
+}

@@ -1,3 +1,4 @@
+import JSONText
 /// Parses RFC 8259 JSON from UTF-8 bytes into `JSONValue`, keeping numbers as text and members in order.
 ///
 /// A pure function over bytes: no I/O, bounded nesting so a hostile body cannot exhaust the stack.
@@ -148,31 +149,25 @@ public struct JSONParser {
     private mutating func parseEscape(into utf8: inout [UInt8]) throws(Failure) {
         guard let byte = current else { throw failure("unterminated escape") }
         position += 1
-        switch byte {
-        case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): utf8.append(byte)
-        case UInt8(ascii: "b"): utf8.append(0x08)
-        case UInt8(ascii: "f"): utf8.append(0x0C)
-        case UInt8(ascii: "n"): utf8.append(0x0A)
-        case UInt8(ascii: "r"): utf8.append(0x0D)
-        case UInt8(ascii: "t"): utf8.append(0x09)
-        case UInt8(ascii: "u"):
-            var scalar = try parseHexQuad()
-            if (0xD800..<0xDC00).contains(scalar) {
-                // A high surrogate must be followed by an escaped low surrogate (RFC 8259 §7).
-                guard current == UInt8(ascii: "\\"), position + 1 < bytes.count, bytes[position + 1] == UInt8(ascii: "u")
-                else { throw failure("unpaired surrogate") }
-                position += 2
-                let low = try parseHexQuad()
-                guard (0xDC00..<0xE000).contains(low) else { throw failure("unpaired surrogate") }
-                scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
-            } else if (0xDC00..<0xE000).contains(scalar) {
-                throw failure("unpaired surrogate")
-            }
-            guard let unicode = Unicode.Scalar(scalar) else { throw failure("invalid unicode escape") }
-            utf8.append(contentsOf: String(Character(unicode)).utf8)
-        default:
-            throw failure("invalid escape")
+        if let unescaped = JSONQuoting.unescaped(byte) {
+            utf8.append(unescaped)
+            return
         }
+        guard byte == UInt8(ascii: "u") else { throw failure("invalid escape") }
+        var scalar = try parseHexQuad()
+        if (0xD800..<0xDC00).contains(scalar) {
+            // A high surrogate must be followed by an escaped low surrogate (RFC 8259 §7).
+            guard current == UInt8(ascii: "\\"), position + 1 < bytes.count, bytes[position + 1] == UInt8(ascii: "u")
+            else { throw failure("unpaired surrogate") }
+            position += 2
+            let low = try parseHexQuad()
+            guard (0xDC00..<0xE000).contains(low) else { throw failure("unpaired surrogate") }
+            scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
+        } else if (0xDC00..<0xE000).contains(scalar) {
+            throw failure("unpaired surrogate")
+        }
+        guard let unicode = Unicode.Scalar(scalar) else { throw failure("invalid unicode escape") }
+        utf8.append(contentsOf: String(Character(unicode)).utf8)
     }
 
     private mutating func parseHexQuad() throws(Failure) -> UInt32 {
