@@ -5,8 +5,8 @@ import Sockets
 /// One libpq connection: runs queries as cached prepared statements with text-format parameters.
 ///
 /// Not `Sendable`, and its calls block: use it from one thread at a time, which in the server means a
-/// `ConnectionPool` worker thread. Every connection is opened with `TimeZone=UTC` and `DateStyle=ISO`
-/// so `Timestamp` and `PostgresDate` always parse the server's output.
+/// `ConnectionPool` worker thread. Every connection is opened with `SessionSettings` (`TimeZone=UTC` and
+/// `DateStyle=ISO`, so `Timestamp` and `PostgresDate` always parse the server's output; `jit` off).
 public final class Connection {
     /// The libpq handle; nil once closed. Always released with `PQfinish`.
     private(set) var handle: OpaquePointer?
@@ -34,7 +34,7 @@ public final class Connection {
         }
         // Notices ("relation already exists, skipping") are not errors; libpq would print them to stderr.
         PQsetNoticeProcessor(handle, { _, _ in }, nil)
-        var settings = "SET TimeZone TO 'UTC'; SET DateStyle TO 'ISO, YMD'; SET client_encoding TO 'UTF8';"
+        var settings = SessionSettings.statements + " SET client_encoding TO 'UTF8';"
         if let statementTimeout {
             settings += " SET statement_timeout TO \(statementTimeout.wholeMilliseconds);"
         }

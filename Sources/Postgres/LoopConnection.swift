@@ -61,7 +61,7 @@ final class LoopConnection {
     /// Starts connecting without blocking; `onIdle` follows when the connection is ready, `onBroken` if not.
     func connect() {
         precondition(state == .broken, "connect() on a connection that is not broken")
-        var options = "-c TimeZone=UTC -c DateStyle=ISO,YMD"
+        var options = SessionSettings.startupOptions
         if let timeout = configuration.statementTimeout {
             options += " -c statement_timeout=\(timeout.wholeMilliseconds)"
         }
