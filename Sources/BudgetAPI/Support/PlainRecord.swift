@@ -6,7 +6,8 @@ import Postgres
 /// PostgreSQL is the one tier that cannot be scaled out, and rendering JSON there (`row_to_json`, `to_char`,
 /// `string_agg`) cost most of a read's CPU (bench/README.md). Each member pairs its JSON name with
 /// the SQL expression that selects it, so a `*Queries` file states both at once and their order cannot drift.
-/// The SQL renderers stay for the change feed, `_embed`/`_expand` and export, which must write the same bytes.
+/// The change feed renders its records with these too; the SQL renderers stay for `_embed`/`_expand` and
+/// export, which must write the same bytes.
 struct PlainRecord: Sendable {
     /// How a column's text (connections run with `TimeZone=UTC`, `DateStyle=ISO`) becomes JSON.
     enum Kind: Sendable {
@@ -27,6 +28,8 @@ struct PlainRecord: Sendable {
     /// member's name from its alias: what the SQL renderers select, so both renderers list the same members.
     let renderedColumns: Query
     private let kinds: [Kind]
+    /// How many columns `columns` selects.
+    var columnCount: Int { kinds.count }
     /// `{"id":`, `,"title":`, …: each member's name with the punctuation before it, built once.
     private let prefixes: [[UInt8]]
     /// A guess at one record's size, so a buffer is allocated once for most pages.

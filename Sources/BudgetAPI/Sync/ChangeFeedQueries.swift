@@ -3,10 +3,14 @@ import Postgres
 /// The SQL behind `GET /changes`; the only place that knows the change log's column names.
 enum ChangeFeedQueries {
     /// One statement, so one snapshot: the purge horizon, the feed position, whether the collection is
-    /// known, then up to `limit + 1` changes after `since`, each already rendered as its JSON object.
+    /// known, then up to `limit + 1` changes after `since`, each with its record as plain columns.
     ///
-    /// Columns: purged_seq, position, is_known, seq (NULL when no change), change (JSON text or NULL).
-    /// The extra row tells the caller whether there is more without a second count query.
+    /// Columns (`Column`): purged_seq, position, is_known; then per change (all NULL when there is none)
+    /// seq, collection, id (JSON text), op, version; the category's `CategoryQueries.record` columns, the
+    /// transaction's `TransactionQueries.record` columns, the document's body. Only an upsert's own kind
+    /// is looked up, and PostgreSQL renders no JSON: `ChangeFeed` writes each change, its record byte for
+    /// byte as the record's own GET does. The extra row tells the caller whether there is more without a
+    /// second count query.
     static func page(since: Int64, limit: Int, collection: String?) -> Query {
         var filter: Query = ""
         var known: Query = "true"
@@ -24,37 +28,48 @@ enum ChangeFeedQueries {
             WITH state AS (
                 SELECT s.purged_seq, s.last_seq AS position,
                        \(known) AS is_known
-                FROM change_feed_state s),
+                FROM change_feed_state s
+                LIMIT 1),
             page AS (
-                SELECT l.seq, \(change) AS change
+                SELECT l.seq, l.collection, l.record_id, l.op, l.version, l.record_key
                 FROM change_log l
                 WHERE l.seq > \(since)\(filter)
                 ORDER BY l.seq
                 LIMIT \(Int64(limit) + 1))
-            SELECT state.purged_seq, state.position, state.is_known, page.seq, page.change
+            SELECT state.purged_seq, state.position, state.is_known,
+                   page.seq, page.collection, page.record_id::text, page.op, page.version,
+                   category_row.*, transaction_row.*, document_row.body
             FROM state LEFT JOIN page ON true
+            LEFT JOIN LATERAL (SELECT \(CategoryQueries.record.columns) FROM \(CategoryQueries.source) \
+                WHERE c.id = \(categoryKey) OFFSET 0) category_row ON true
+            LEFT JOIN LATERAL (SELECT \(TransactionQueries.record.columns) FROM transactions t \
+                WHERE t.id = \(transactionKey) OFFSET 0) transaction_row ON true
+            LEFT JOIN LATERAL (SELECT d.body::text AS body FROM documents d \
+                WHERE page.op <> 'delete' AND page.collection NOT IN ('categories', 'transactions') \
+                AND d.collection = page.collection AND d.id = page.record_key OFFSET 0) document_row ON true
             ORDER BY page.seq
             """
     }
 
-    /// Change row `l` as `{"seq":…,"collection":…,"id":…,"op":…,"version":…,"data":…}`; no data for a tombstone.
-    private static let change: Query = """
-        '{"seq":' || l.seq || ',"collection":' || to_json(l.collection)::text || ',"id":' || l.record_id::text \
-        || ',"op":"' || l.op || '","version":' || l.version \
-        || CASE WHEN l.op = 'delete' THEN '' ELSE ',"data":' || coalesce(\(data), 'null') END || '}'
-        """
+    // `OFFSET 0` keeps each lookup a subquery run per change: PostgreSQL would otherwise flatten it into
+    // a hash join that sums every category's transactions and reads every transaction, for each page. The
+    // state CTE's `LIMIT 1` tells the planner it is one row; unanalysed, it guessed 1810 and multiplied.
 
-    /// The record's current JSON, exactly as its own GET renders it, read in the same snapshot as `l`.
-    ///
-    /// Only the matching branch runs, so a document's text key is never cast to bigint.
-    private static let data: Query = """
-        CASE l.collection \
-        WHEN 'categories' THEN \(CategoryQueries.jsonObject(where: "c.id = l.record_key::bigint"))::text \
-        WHEN 'transactions' THEN (SELECT \(TransactionQueries.json(expandingCategory: false)) \
-            FROM transactions t WHERE t.id = l.record_key::bigint)::text \
-        ELSE (SELECT d.body::text FROM documents d WHERE d.collection = l.collection AND d.id = l.record_key) \
-        END
-        """
+    /// The columns of `page`'s answer, by position.
+    enum Column {
+        static let purgedSeq = 0, position = 1, isKnown = 2
+        static let seq = 3, collection = 4, id = 5, op = 6, version = 7
+        static let category = 8
+        static let transaction = category + CategoryQueries.record.columnCount
+        static let document = transaction + TransactionQueries.record.columnCount
+    }
+
+    /// An upsert's key as its typed table keys it, NULL for any other change. Written as a CASE so that a
+    /// document's text key is never cast to bigint: PostgreSQL may evaluate an AND's sides in any order.
+    private static let categoryKey: Query =
+        "CASE WHEN page.collection = 'categories' AND page.op <> 'delete' THEN page.record_key::bigint END"
+    private static let transactionKey: Query =
+        "CASE WHEN page.collection = 'transactions' AND page.op <> 'delete' THEN page.record_key::bigint END"
 
     /// The feed position as a scalar subquery, for the statements that read data with their `X-Sync-Seq`.
     ///
