@@ -56,7 +56,7 @@ struct ChangeFeed: Sendable {
     /// Change row `row` as `{"seq":…,"collection":…,"id":…,"op":…,"version":…,"etag":…,"data":…}`, a
     /// tombstone without `etag` and `data`. `data` is the record exactly as its own GET renders it, and
     /// `etag` the tag that GET answers for those bytes (docs/sync.md), so an app can send `If-Match` for a
-    /// version it only saw in the feed. Written here, not by PostgreSQL: our CPU multiplies, its does not.
+    /// version it only saw in the feed. Written here, not by PostgreSQL: server processes multiply, it does not.
     static func render(_ row: Row) -> [UInt8] {
         typealias Column = ChangeFeedQueries.Column
         var change: [UInt8] = []
