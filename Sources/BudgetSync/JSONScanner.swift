@@ -91,7 +91,7 @@ struct JSONScanner {
         let start = index
         switch bytes[index] {
         case UInt8(ascii: "{"): try container(open: UInt8(ascii: "{"), close: UInt8(ascii: "}")) { scanner in
-                _ = try scanner.string()
+                _ = try scanner.skipString()
                 try scanner.expect(UInt8(ascii: ":"))
                 _ = try scanner.value()
             }

@@ -20,13 +20,13 @@ public struct EntityTag: Sendable, Hashable {
     /// Every part is length-prefixed, so moving a byte from the body into a header (or from one header
     /// into the next) changes the tag, and an absent header differs from an empty one.
     public static func strong(for response: Response, including headerNames: [String]) -> EntityTag {
-        strong(body: response.body[...], headerValues: headerNames.map { response.headers.values(for: $0) })
+        strong(body: response.body[...], headerValues: headerNames.lazy.map { response.headers.values(for: $0) })
     }
 
     /// The tag `strong(for:including:)` gives an answer with this body and these values of its tagged
     /// headers (one list per header name, in the same order; empty where the answer lacks the header):
     /// for a representation that is not an answer yet, such as a record inside a larger body.
-    public static func strong(body: ArraySlice<UInt8>, headerValues: [[String]]) -> EntityTag {
+    public static func strong(body: ArraySlice<UInt8>, headerValues: some Sequence<[String]>) -> EntityTag {
         var hash = SHA256()
         hash.updateWithLength(body.count)
         // Through the buffer: the generic DataProtocol path walks the slice's regions, which the change
