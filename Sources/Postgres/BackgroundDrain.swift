@@ -10,6 +10,11 @@ import Logging
 // - A drain calls the statement, which answers how many items it processed, again as long as it
 //   answers a full batch (more may be waiting). A partial batch ends the drain without one more call
 //   that would find nothing: whatever commits after that run asks for a drain of its own.
+// - Drains are paced: one starts no sooner than `minimumInterval` after the previous one started, so a
+//   stream of kicks makes a drain every interval, each carrying what arrived meanwhile, rather than one
+//   per kick. After a quiet spell a kick is served at once.
+// - After a drain that processed something, a maintenance script (e.g. a VACUUM of what the statement
+//   consumes) runs at most once per `maintenanceInterval`, outside any transaction.
 // - `kick()` asks for a drain and returns at once; kicks while a drain is running fold into one more
 //   drain after it. A timer asks for one every `sweepInterval` too, for work nobody kicked for.
 // - `catchUp(timeout:)` waits for a drain that *started after the call* to finish, so whatever committed
@@ -27,14 +32,16 @@ public final class BackgroundDrain: Sendable {
 
     /// - Parameters:
     ///   - statement: answers one row whose first column is how many items it processed, at most `batchSize`.
-    ///   - announcement: a script run on the same connection after a drain that processed something,
-    ///     e.g. a NOTIFY; nil for none.
-    ///   - onProgress: called on the drain's thread after such a drain, once the announcement ran.
-    public init(url: String, statement: Query, batchSize: Int, announcement: String? = nil, name: String,
+    ///   - minimumInterval: the least time from one drain's start to the next one's.
+    ///   - maintenance: a script run on the same connection, outside a transaction, after a drain that
+    ///     processed something, at most once per `maintenanceInterval`; nil for none.
+    ///   - onProgress: called on the drain's thread after a drain that processed something.
+    public init(url: String, statement: Query, batchSize: Int, name: String, minimumInterval: Duration = .zero,
+                maintenance: String? = nil, maintenanceInterval: Duration = .seconds(1),
                 sweepInterval: Duration = .seconds(1), statementTimeout: Duration = .seconds(10), logger: Logger,
                 onProgress: @escaping @Sendable () -> Void = {}) {
-        core = DrainCore(url: url, statement: statement, batchSize: batchSize, announcement: announcement,
-                         sweepInterval: sweepInterval,
+        core = DrainCore(url: url, statement: statement, batchSize: batchSize, minimumInterval: minimumInterval,
+                         maintenance: maintenance, maintenanceInterval: maintenanceInterval, sweepInterval: sweepInterval,
                          statementTimeout: statementTimeout, logger: logger, onProgress: onProgress)
         let thread = Thread { [core] in core.run() }
         thread.name = name

@@ -9,7 +9,9 @@ final class DrainCore: @unchecked Sendable {
     private let url: String
     private let statement: Query
     private let batchSize: Int
-    private let announcement: String?
+    private let maintenance: String?
+    private let maintenanceInterval: Duration
+    private let minimumInterval: Duration
     private let sweepInterval: Duration
     private let statementTimeout: Duration
     private let logger: Logger
@@ -44,15 +46,20 @@ final class DrainCore: @unchecked Sendable {
     private var retryAt = ContinuousClock.now
     private var retryDelay = DrainCore.initialRetryDelay
     private var hasReportedFailure = false
+    private var lastDrainStart: ContinuousClock.Instant?
+    private var lastMaintenance = ContinuousClock.now
     private static let initialRetryDelay = Duration.milliseconds(50)
     private static let maximumRetryDelay = Duration.seconds(2)
 
-    init(url: String, statement: Query, batchSize: Int, announcement: String?, sweepInterval: Duration,
-         statementTimeout: Duration, logger: Logger, onProgress: @escaping @Sendable () -> Void) {
+    init(url: String, statement: Query, batchSize: Int, minimumInterval: Duration, maintenance: String?,
+         maintenanceInterval: Duration, sweepInterval: Duration, statementTimeout: Duration, logger: Logger,
+         onProgress: @escaping @Sendable () -> Void) {
         self.url = url
         self.statement = statement
         self.batchSize = batchSize
-        self.announcement = announcement
+        self.minimumInterval = minimumInterval
+        self.maintenance = maintenance
+        self.maintenanceInterval = maintenanceInterval
         self.sweepInterval = sweepInterval
         self.statementTimeout = statementTimeout
         self.logger = logger
@@ -119,7 +126,7 @@ final class DrainCore: @unchecked Sendable {
     func run() {
         var nextSweep: ContinuousClock.Instant?
         while true {
-            let (ticket, shouldExit): (UInt64, Bool) = condition.withLock {
+            let shouldExit: Bool = condition.withLock {
                 while !isStopped, requested == completed, nextSweep.map({ ContinuousClock.now < $0 }) ?? true {
                     if let nextSweep {
                         _ = condition.wait(until: Date(timeIntervalSinceNow: max(0, (nextSweep - .now).timeInterval)))
@@ -128,12 +135,18 @@ final class DrainCore: @unchecked Sendable {
                     }
                 }
                 // A stop drains once more only if someone asked for it.
-                return (requested, isStopped && requested == completed)
+                return isStopped && requested == completed
             }
             if shouldExit { break }
-            if ContinuousClock.now < retryAt {
-                Thread.sleep(forTimeInterval: max(0, (retryAt - .now).timeInterval))
+            // Pacing: requests that arrive meanwhile fold into this drain, so under load each drain carries
+            // a batch, while a lone request after a quiet spell is served at once. A stop does not wait.
+            let earliest = max(retryAt, lastDrainStart.map { $0 + minimumInterval } ?? retryAt)
+            if ContinuousClock.now < earliest, !condition.withLock({ isStopped }) {
+                Thread.sleep(forTimeInterval: max(0, (earliest - .now).timeInterval))
             }
+            lastDrainStart = .now
+            // Taken after the pause: the drain covers every request made before it starts.
+            let ticket = condition.withLock { requested }
             if drain() {
                 finish(ticket)
             } else if condition.withLock({ isStopped }) {
@@ -157,9 +170,11 @@ final class DrainCore: @unchecked Sendable {
                 if processed > 0 { hasProgressed = true }
             }
             if hasProgressed {
-                // This process's waiters learn of the progress even when the announcement fails.
-                defer { onProgress() }
-                if let announcement { try connection.execute(script: announcement) }
+                onProgress()
+                if let maintenance, ContinuousClock.now - lastMaintenance >= maintenanceInterval {
+                    lastMaintenance = .now
+                    try connection.execute(script: maintenance)
+                }
             }
             retryDelay = Self.initialRetryDelay
             if hasReportedFailure { logger.info("background drain restored") }

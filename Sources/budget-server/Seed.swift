@@ -39,7 +39,10 @@ struct Seed: AsyncParsableCommand {
     private func seed() throws {
         let bytes = try Self.read(file)
         let summary = try database.withConnection(migrating: true) { connection, _ in
-            try Seeder.load(bytes, into: connection, replacing: replace)
+            let summary = try Seeder.load(bytes, into: connection, replacing: replace)
+            // A server started later, or running now, answers lists with the feed position caught up.
+            try ChangeFeedCatchUp.stampPending(on: connection)
+            return summary
         }
         print(summary)
     }

@@ -167,17 +167,20 @@ struct Serve: AsyncParsableCommand {
         return token
     }
 
-    /// Applies pending migrations (the migrator logs each), then loads `--seed` into an empty database.
+    /// Applies pending migrations (the migrator logs each), loads `--seed` into an empty database, and
+    /// stamps what waits for the change feed, so the first answers carry a caught-up `X-Sync-Seq`.
     private func prepareDatabase(url: String, migrator: Migrator, seed: [UInt8]?, logger: Logger) throws {
         let connection = try Connection.connect(to: url)
         defer { connection.close() }
         try migrator.migrate(on: connection)
-        guard let seed, let path = self.seed else { return }
-        guard try Seeder.isDatabaseEmpty(connection) else {
-            logger.notice("the database already holds data; --seed \(path) was not loaded")
-            return
+        if let seed, let path = self.seed {
+            if try Seeder.isDatabaseEmpty(connection) {
+                let summary = try Seeder.load(seed, into: connection)
+                logger.info("seeded from \(path): \(summary)")
+            } else {
+                logger.notice("the database already holds data; --seed \(path) was not loaded")
+            }
         }
-        let summary = try Seeder.load(seed, into: connection)
-        logger.info("seeded from \(path): \(summary)")
+        try ChangeFeedCatchUp.stampPending(on: connection)
     }
 }

@@ -90,7 +90,7 @@ private func jsonEscaped(_ text: String) -> String {
     ])
     func aFailingOperationRollsBackTheWholeAtomicBatch(third: String, status: Int, fields: [String]) async throws {
         try await TestApp.with { app in
-            let changesBefore = try await app.rowCount(of: "change_log")
+            let changesBefore = try await app.loggedRecordCount()
             let response = try await app.request("POST", "/batch", json: """
                 {"atomic":true,"operations":[
                   {"method":"POST","path":"/categories","body":{"id":500,"title":"Groceries","amount":200},"idempotencyKey":"rolled-back"},
@@ -114,7 +114,7 @@ private func jsonEscaped(_ text: String) -> String {
             #expect(try await app.rowCount(of: "categories") == 0)
             #expect(try await app.rowCount(of: "transactions") == 0)
             #expect(try await app.rowCount(of: "idempotency_keys") == 0)
-            #expect(try await app.rowCount(of: "change_log") == changesBefore)
+            #expect(try await app.loggedRecordCount() == changesBefore)
             // So the first operation's key is free: sent alone, it runs.
             let alone = try await app.request(
                 "POST", "/categories", json: #"{"id":500,"title":"Groceries","amount":200}"#, headers: [("Idempotency-Key", "rolled-back")])
@@ -212,7 +212,7 @@ private func jsonEscaped(_ text: String) -> String {
             #expect(retry.header("Idempotent-Replayed") == "true")
             #expect(retry.body == first.body, "\(retry.text)")
             #expect(try await app.rowCount(of: "categories") == 1)
-            #expect(try await app.rowCount(of: "change_log") == 1)
+            #expect(try await app.loggedRecordCount() == 1)
 
             let otherBatch = try await app.request("POST", "/batch", json: #"{"operations":[{"method":"POST","path":"/categories","body":{"title":"Other","amount":1}}]}"#, headers: key)
             #expect(otherBatch.status == 422)
@@ -268,7 +268,7 @@ private func jsonEscaped(_ text: String) -> String {
             #expect(Set(response.problemFields) == Set(fields), "\(response.text)")
             #expect(try await app.rowCount(of: "categories") == 0)
             #expect(try await app.rowCount(of: "idempotency_keys") == 0)
-            #expect(try await app.rowCount(of: "change_log") == 0)
+            #expect(try await app.loggedRecordCount() == 0)
         }
     }
 
@@ -335,7 +335,7 @@ private func jsonEscaped(_ text: String) -> String {
             #expect(try await app.rowCount(of: "categories") == 0)
             #expect(try await app.rowCount(of: "documents") == 0)
             #expect(try await app.rowCount(of: "idempotency_keys") == 0)
-            #expect(try await app.rowCount(of: "change_log") == 0)
+            #expect(try await app.loggedRecordCount() == 0)
         }
     }
 
@@ -346,7 +346,7 @@ private func jsonEscaped(_ text: String) -> String {
             let edited = try await app.request("PATCH", "/categories/1", json: #"{"amount":2}"#)
             let currentTag = try #require(edited.header("ETag"))
             #expect(staleTag != currentTag)
-            let changesBefore = try await app.rowCount(of: "change_log")
+            let changesBefore = try await app.loggedRecordCount()
 
             func batch(ifMatch tag: String) -> String {
                 """
@@ -364,7 +364,7 @@ private func jsonEscaped(_ text: String) -> String {
             // The failed operation's headers travel too: its ETag is what the client retries with.
             #expect((stale.object["headers"] as? [String: Any])?["ETag"] as? String == currentTag, "\(stale.text)")
             #expect(try await app.scalar("SELECT string_agg(title || ' ' || amount || ' v' || version, ',') FROM categories") == "Shared 2.00 v2")
-            #expect(try await app.rowCount(of: "change_log") == changesBefore)
+            #expect(try await app.loggedRecordCount() == changesBefore)
 
             let current = try await app.request("POST", "/batch", json: batch(ifMatch: currentTag))
             #expect(current.status == 200, "\(current.text)")

@@ -51,6 +51,7 @@ final class GapProof: Sendable {
 
     /// Test-only audit: every stamp is recorded under its seq, so a seq stamped twice fails the sequencer
     /// on the primary key, and `count = max = last_seq` in one snapshot means it holds exactly 1…last_seq.
+    /// A run stamps a record's first change by inserting its log row and a later one by updating it.
     static func installAudit(_ url: String) async throws {
         try await execute(url, """
             CREATE TABLE change_seq_audit (seq bigint PRIMARY KEY, collection text NOT NULL, record_key text NOT NULL);
@@ -58,6 +59,8 @@ final class GapProof: Sendable {
             BEGIN INSERT INTO change_seq_audit VALUES (NEW.seq, NEW.collection, NEW.record_key); RETURN NULL; END $$;
             CREATE TRIGGER change_log_audit AFTER UPDATE OF seq ON change_log FOR EACH ROW
                 WHEN (NEW.seq IS NOT NULL AND NEW.seq IS DISTINCT FROM OLD.seq) EXECUTE FUNCTION audit_change_seq();
+            CREATE TRIGGER change_log_audit_first AFTER INSERT ON change_log FOR EACH ROW
+                WHEN (NEW.seq IS NOT NULL) EXECUTE FUNCTION audit_change_seq();
             """)
     }
 

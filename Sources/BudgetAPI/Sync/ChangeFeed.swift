@@ -4,9 +4,9 @@ import Postgres
 
 // How the feed has no gaps, and what it costs (docs/change-feed.md has the whole argument)
 //
-// Writers record their change with seq NULL and take no lock. A sequencer run (advance_change_feed() in
-// migrations/0011, called by every process's `BackgroundDrain`) is the only thing that takes the feed's
-// advisory lock: in a snapshot taken after the lock it stamps every committed, unstamped change with the
+// Writers append their change to change_pending and take no lock. A sequencer run (advance_change_feed() in
+// migrations/0013, called by every process's `BackgroundDrain`) is the only thing that takes the feed's
+// advisory lock: in a snapshot taken after the lock it moves every committed change into the log with the
 // next dense seqs, and it releases the lock only once its commit is visible. So any snapshot holds the
 // stamps of a prefix of the runs: one that shows seq N shows every seq up to N, and whatever it does not
 // show yet is stamped later with a larger seq. Reading the feed therefore needs nothing clever: one
@@ -103,24 +103,26 @@ struct ChangeFeed: Sendable {
         let result = try await database.query(query)
         let first = result[0]  // the state row is always there; the LEFT JOIN keeps it
         var changes: [[UInt8]] = []
-        var seqs: [Int64] = []
+        var lastRead: Int64?
+        var read = 0
         for row in result {
             guard let seq = try row.decode(Int64?.self, at: ChangeFeedQueries.Column.seq) else { continue }
-            seqs.append(seq)
+            read += 1
+            // The query reads one change more than the limit, to tell whether there is more.
+            guard read <= request.limit else { break }
+            lastRead = seq
+            // An upsert whose record is gone: its tombstone is pending and comes later (ChangeFeedQueries.page).
+            guard row.withBytes(at: ChangeFeedQueries.Column.version, { $0 != nil }) else { continue }
             changes.append(Self.render(row))
         }
-        let hasMore = changes.count > request.limit
-        if hasMore {
-            changes.removeLast()
-            seqs.removeLast()
-        }
+        let hasMore = read > request.limit
         // On the last page the snapshot holds nothing newer (for this filter) up to the position, and
         // later commits get larger seqs, so the client may jump there: a filtered reader skips the
         // other collections' seqs, and a full read from 0 lands past the purge horizon.
         let position = try first.decode(Int64.self, at: ChangeFeedQueries.Column.position)
         return ChangePage(
             changes: changes,
-            lastSeq: hasMore ? seqs[seqs.count - 1] : max(seqs.last ?? 0, position),
+            lastSeq: hasMore ? (lastRead ?? request.since) : max(lastRead ?? 0, position),
             hasMore: hasMore,
             purgedSeq: try first.decode(Int64.self, at: ChangeFeedQueries.Column.purgedSeq),
             isCollectionKnown: try first.decode(Bool.self, at: ChangeFeedQueries.Column.isKnown))

@@ -11,6 +11,12 @@ enum ChangeFeedQueries {
     /// is looked up, and PostgreSQL renders no JSON: `ChangeFeed` writes each change, its record byte for
     /// byte as the record's own GET does. The extra row tells the caller whether there is more without a
     /// second count query.
+    ///
+    /// An upsert's record is read as it is now, which may be newer than the change the log stamped: a
+    /// write commits before a sequencer run moves it into the log. So an upsert's `version` is that of the
+    /// record it carries, and is NULL when the record is gone (its tombstone is still pending and follows
+    /// at a higher seq): `ChangeFeed` leaves such an upsert out. A client then sees a record early and again
+    /// at the same version later, never an older one after a newer (docs/change-feed.md).
     static func page(since: Int64, limit: Int, collection: String?) -> Query {
         var filter: Query = ""
         var known: Query = "true"
@@ -37,14 +43,16 @@ enum ChangeFeedQueries {
                 ORDER BY l.seq
                 LIMIT \(Int64(limit) + 1))
             SELECT state.purged_seq, state.position, state.is_known,
-                   page.seq, page.collection, page.record_id::text, page.op, page.version,
+                   page.seq, page.collection, page.record_id::text, page.op,
+                   CASE WHEN page.op = 'delete' THEN page.version
+                        ELSE coalesce(category_row.row_version, transaction_row.row_version, document_row.row_version) END,
                    category_row.*, transaction_row.*, document_row.body
             FROM state LEFT JOIN page ON true
-            LEFT JOIN LATERAL (SELECT \(CategoryQueries.record.columns) FROM \(CategoryQueries.source) \
-                WHERE c.id = \(categoryKey) OFFSET 0) category_row ON true
-            LEFT JOIN LATERAL (SELECT \(TransactionQueries.record.columns) FROM transactions t \
-                WHERE t.id = \(transactionKey) OFFSET 0) transaction_row ON true
-            LEFT JOIN LATERAL (SELECT d.body::text AS body FROM documents d \
+            LEFT JOIN LATERAL (SELECT \(CategoryQueries.record.columns), c.version AS row_version \
+                FROM \(CategoryQueries.source) WHERE c.id = \(categoryKey) OFFSET 0) category_row ON true
+            LEFT JOIN LATERAL (SELECT \(TransactionQueries.record.columns), t.version AS row_version \
+                FROM transactions t WHERE t.id = \(transactionKey) OFFSET 0) transaction_row ON true
+            LEFT JOIN LATERAL (SELECT d.body::text AS body, d.version AS row_version FROM documents d \
                 WHERE page.op <> 'delete' AND page.collection NOT IN ('categories', 'transactions') \
                 AND d.collection = page.collection AND d.id = page.record_key OFFSET 0) document_row ON true
             ORDER BY page.seq
@@ -60,8 +68,9 @@ enum ChangeFeedQueries {
         static let purgedSeq = 0, position = 1, isKnown = 2
         static let seq = 3, collection = 4, id = 5, op = 6, version = 7
         static let category = 8
-        static let transaction = category + CategoryQueries.record.columnCount
-        static let document = transaction + TransactionQueries.record.columnCount
+        /// Each typed lookup ends with its record's version, which `version` already reports.
+        static let transaction = category + CategoryQueries.record.columnCount + 1
+        static let document = transaction + TransactionQueries.record.columnCount + 1
     }
 
     /// An upsert's key as its typed table keys it, NULL for any other change. Written as a CASE so that a
@@ -80,19 +89,25 @@ enum ChangeFeedQueries {
     /// How many changes one sequencer run stamps at most.
     static let batchLimit = 1000
 
-    /// One sequencer run (migrations/0011): answers how many changes it stamped.
+    /// One sequencer run (migrations/0013): answers how many records it stamped, and notifies the
+    /// `budget_changes` channel (`SyncRoutes.channel`) when it stamped any.
     static let advance: Query = "SELECT advance_change_feed(\(batchLimit))"
 
-    /// Wakes long-polls in every server process after a batch, with the position as payload. In a
-    /// transaction of its own that does not wait for a WAL flush: PostgreSQL holds a cluster-wide lock
-    /// for a NOTIFY from its commit until the transaction ends.
-    static let announcement = """
-        BEGIN; SET LOCAL synchronous_commit = off; \
-        SELECT pg_notify('\(SyncRoutes.channel)', last_seq::text) FROM change_feed_state; COMMIT
-        """
+    /// Keeps `change_pending` small: runs delete what they move, and a table scanned by every run must
+    /// not keep its dead rows until autovacuum's next visit (docs/change-feed.md, "Costs").
+    static let pendingMaintenance = "VACUUM (SKIP_LOCKED) change_pending"
 
     /// Removes tombstones older than `retention` (migrations/0009); answers how many went.
     static func purge(retention: Duration) -> Query {
         "SELECT purge_change_tombstones(make_interval(secs => \(retention.components.seconds)::double precision))"
+    }
+}
+
+/// Stamps every change waiting for the sequencer, on a connection of the caller's: after migrating or
+/// seeding, so that a server starts with its feed position caught up (`X-Sync-Seq` of the first lists).
+public enum ChangeFeedCatchUp {
+    /// Runs the sequencer until it stamps less than a full batch. Blocking: call it off the cooperative pool.
+    public static func stampPending(on connection: Connection) throws {
+        while try connection.query(ChangeFeedQueries.advance)[0].decode(Int.self, at: 0) >= ChangeFeedQueries.batchLimit {}
     }
 }

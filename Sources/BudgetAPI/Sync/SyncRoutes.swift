@@ -16,6 +16,11 @@ struct SyncRoutes: Sendable {
     /// How long `GET /changes` waits for the sequencer before it answers 503: a run takes a few
     /// milliseconds, so only a database in trouble makes it wait this long.
     static let catchUpTimeout = Duration.seconds(10)
+    /// The least time between two sequencer runs of this process: under a stream of writes each run
+    /// stamps what committed meanwhile, so its commit and its NOTIFY are shared (docs/change-feed.md).
+    static let sequencerPacing = Duration.milliseconds(5)
+    /// How often the sequencer vacuums `change_pending` while it has work (ChangeFeedQueries.pendingMaintenance).
+    static let pendingMaintenanceInterval = Duration.seconds(1)
 
     init(pool: ConnectionPool, tombstoneRetention: Duration, logger: Logger) {
         // A window shorter than an hour (tests, a tiny --tombstone-retention) purges that much more often.
@@ -26,7 +31,8 @@ struct SyncRoutes: Sendable {
         // Stamped here means long-polls of this process may look again at once, before the NOTIFY arrives.
         sequencer = BackgroundDrain(
             url: pool.configuration.url, statement: ChangeFeedQueries.advance, batchSize: ChangeFeedQueries.batchLimit,
-            announcement: ChangeFeedQueries.announcement, name: "change-sequencer",
+            name: "change-sequencer", minimumInterval: Self.sequencerPacing,
+            maintenance: ChangeFeedQueries.pendingMaintenance, maintenanceInterval: Self.pendingMaintenanceInterval,
             logger: logger, onProgress: { notifications.signal() })
     }
 
