@@ -245,11 +245,11 @@ BEGIN
 
     -- A new statement, so a snapshot taken after the lock. It sees every committed change and no other:
     -- a change of a transaction still open is left for a later run, which stamps it above all of these.
+    -- The batch is named by its rows' addresses: a join back to the table would scan it twice.
     WITH batch AS (
-        DELETE FROM change_pending p
-        USING (SELECT ctid FROM change_pending ORDER BY position LIMIT batch_limit) oldest
-        WHERE p.ctid = oldest.ctid
-        RETURNING p.*),
+        DELETE FROM change_pending
+        WHERE ctid = ANY (ARRAY(SELECT ctid FROM change_pending ORDER BY position LIMIT batch_limit))
+        RETURNING *),
     latest AS (
         SELECT DISTINCT ON (collection, record_key) *
         FROM batch

@@ -19,8 +19,9 @@ struct SyncRoutes: Sendable {
     /// The least time between two sequencer runs of this process: under a stream of writes each run
     /// stamps what committed meanwhile, so its commit and its NOTIFY are shared (docs/change-feed.md).
     static let sequencerPacing = Duration.milliseconds(5)
-    /// How often the sequencer vacuums `change_pending` while it has work (ChangeFeedQueries.pendingMaintenance).
-    static let pendingMaintenanceInterval = Duration.seconds(1)
+    /// How often the sequencer vacuums `change_pending` while it has work (ChangeFeedQueries.pendingMaintenance):
+    /// every run scans the table, so its dead rows should not pile up for long.
+    static let pendingMaintenanceInterval = Duration.milliseconds(250)
 
     init(pool: ConnectionPool, tombstoneRetention: Duration, logger: Logger) {
         // A window shorter than an hour (tests, a tiny --tombstone-retention) purges that much more often.
