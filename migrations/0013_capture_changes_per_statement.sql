@@ -235,13 +235,14 @@ CREATE OR REPLACE FUNCTION advance_change_feed(batch_limit integer DEFAULT 1000)
 LANGUAGE plpgsql AS $$
 DECLARE
     stamped integer;
-    last_stamped bigint;
+    base bigint;
 BEGIN
     -- Clients may see the seqs as soon as this commits, so a crash must not be able to undo them.
     PERFORM set_config('synchronous_commit', 'on', true);
     -- Only runs (and the tombstone purge) take the key. It is released after this transaction's commit is
-    -- visible, so the next run's snapshot sees this run.
+    -- visible, so the next run's snapshot sees this run; and no one else moves last_seq meanwhile.
     PERFORM pg_advisory_xact_lock(7089063307574158691);
+    SELECT last_seq INTO base FROM change_feed_state;
 
     -- A new statement, so a snapshot taken after the lock. It sees every committed change and no other:
     -- a change of a transaction still open is left for a later run, which stamps it above all of these.
@@ -249,32 +250,23 @@ BEGIN
     WITH batch AS (
         DELETE FROM change_pending
         WHERE ctid = ANY (ARRAY(SELECT ctid FROM change_pending ORDER BY position LIMIT batch_limit))
-        RETURNING *),
-    latest AS (
-        SELECT DISTINCT ON (collection, record_key) *
-        FROM batch
-        ORDER BY collection, record_key, position DESC),
-    numbered AS (
-        SELECT latest.*, row_number() OVER (ORDER BY position) AS rank, count(*) OVER () AS total
-        FROM latest),
-    state AS (
-        UPDATE change_feed_state SET last_seq = last_seq + (SELECT count(*) FROM latest)
-        WHERE EXISTS (SELECT 1 FROM latest)
-        RETURNING last_seq),
-    written AS (
-        INSERT INTO change_log AS l (collection, record_key, record_id, op, version, seq, changed_at)
-        SELECT n.collection, n.record_key, n.record_id, n.op, n.version, state.last_seq - n.total + n.rank, n.changed_at
-        FROM numbered n CROSS JOIN state
-        ON CONFLICT (collection, record_key) DO UPDATE
-            SET record_id = excluded.record_id, op = excluded.op, version = excluded.version,
-                seq = excluded.seq, changed_at = excluded.changed_at
-        RETURNING l.seq)
-    SELECT count(*), max(seq) INTO stamped, last_stamped FROM written;
+        RETURNING *)
+    INSERT INTO change_log AS l (collection, record_key, record_id, op, version, seq, changed_at)
+    SELECT latest.collection, latest.record_key, latest.record_id, latest.op, latest.version,
+           base + row_number() OVER (ORDER BY latest.position), latest.changed_at
+    FROM (SELECT DISTINCT ON (collection, record_key) *
+          FROM batch
+          ORDER BY collection, record_key, position DESC) latest
+    ON CONFLICT (collection, record_key) DO UPDATE
+        SET record_id = excluded.record_id, op = excluded.op, version = excluded.version,
+            seq = excluded.seq, changed_at = excluded.changed_at;
+    GET DIAGNOSTICS stamped = ROW_COUNT;
 
     IF stamped > 0 THEN
+        UPDATE change_feed_state SET last_seq = base + stamped;
         -- Delivered at commit to every server process's LISTEN (docs/change-feed.md). Only runs notify, and
         -- they take turns anyway, so the cluster-wide lock a NOTIFY holds through the commit costs nobody.
-        PERFORM pg_notify('budget_changes', last_stamped::text);
+        PERFORM pg_notify('budget_changes', (base + stamped)::text);
     END IF;
     RETURN stamped;
 END;
