@@ -11,7 +11,7 @@ public struct BudgetCategory: Sendable, Hashable, Decodable {
     public var amount: Decimal
     public var spent: Decimal
     public var remaining: Decimal
-    /// UTC timestamps with milliseconds, as the server wrote them (`2026-11-21T08:00:00.000Z`).
+    /// UTC timestamps in whole seconds, as the server wrote them (`2026-11-21T08:00:00Z`).
     public var createdAt: String
     public var updatedAt: String
     public var version: Int

@@ -53,7 +53,7 @@ import Testing
             text = text.replacingOccurrences(of: "$\(index + 1)", with: literal)
         }
         return text
-            .replacingOccurrences(of: "'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"'", with: "U&'YYYY-MM-DD\"T\"HH24\\003AMI\\003ASS.MS\"Z\"'")
+            .replacingOccurrences(of: "'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'", with: "U&'YYYY-MM-DD\"T\"HH24\\003AMI\\003ASS\"Z\"'")
             .split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }.joined(separator: " ")
     }
 

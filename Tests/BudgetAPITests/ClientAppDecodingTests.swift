@@ -112,6 +112,30 @@ import APITestSupport
         }
     }
 
+    /// Categories and transactions, read by Foundation's default ISO 8601 strategy (no fractional seconds), as the
+    /// apps this server exists for and swift-openapi-generator's default `Configuration()` decode them.
+    @Test func typedRecordsDecodeWithTheDefaultISO8601Strategy() async throws {
+        try await TestApp.with { app in
+            _ = try await app.request("POST", "/categories", json: #"{"title":"Groceries","amount":400}"#)
+            _ = try await app.request("POST", "/transactions", json: #"{"categoryId":1,"title":"Milk","amount":"3.49"}"#)
+            // The database keeps microseconds; answers cut them to the second.
+            _ = try await app.scalar("UPDATE categories SET created_at = '2026-11-21 08:00:00.999999+00' WHERE id = 1 RETURNING id")
+            #expect(try await app.scalar("SELECT created_at = '2026-11-21 08:00:00.999999+00' FROM categories WHERE id = 1") == "t")
+            let decoder = JSONDecoder()
+            decoder.dateDecodingStrategy = .iso8601
+            let category = try decoder.decode(Stamped.self, from: Data(try await app.request("GET", "/categories/1").body))
+            #expect(category.createdAt == ISO8601DateFormatter().date(from: "2026-11-21T08:00:00Z"))
+            let transactions = try decoder.decode([Stamped].self, from: Data(try await app.request("GET", "/transactions").body))
+            #expect(transactions.count == 1)
+            #expect(transactions[0].updatedAt >= category.createdAt)
+            let embedded = try decoder.decode(
+                StampedWithTransactions.self, from: Data(try await app.request("GET", "/categories/1?_embed=transactions").body))
+            #expect(embedded.transactions.map(\.createdAt) == transactions.map(\.createdAt))
+            let feed = try decoder.decode(StampedFeed.self, from: Data(try await app.request("GET", "/changes").body))
+            #expect(feed.changes.compactMap(\.data).count == 2)
+        }
+    }
+
     static func cents(_ value: Decimal) -> Int {
         var exact = value * 100
         var rounded = Decimal()
@@ -121,6 +145,23 @@ import APITestSupport
 }
 
 // MARK: - The apps' models, as each app declares them
+
+/// The timestamps of a category or a transaction, as `Date`s.
+struct Stamped: Decodable {
+    let id: Int
+    let createdAt: Date
+    let updatedAt: Date
+}
+
+struct StampedWithTransactions: Decodable {
+    let createdAt: Date
+    let transactions: [Stamped]
+}
+
+struct StampedFeed: Decodable {
+    struct Change: Decodable { let data: Stamped? }
+    let changes: [Change]
+}
 
 /// A USGS FeatureCollection; only the features' properties matter to the app.
 struct QuakeFeed: Decodable {

@@ -3,8 +3,9 @@ import Testing
 import TestSupport
 import APITestSupport
 
-/// Typed answers are written in Swift from plain columns (docs/architecture.md); the change feed still renders records in
-/// SQL. Both must give clients the same bytes, escapes and millisecond timestamps included.
+/// Typed answers and the change feed are written in Swift from plain columns (docs/architecture.md); `_embed`,
+/// `_expand` and export still render records in SQL. Both must give clients the same bytes, escapes and
+/// whole-second timestamps included.
 @Suite struct PlainRenderingTests {
     /// A note with everything PostgreSQL's `to_json` escapes, and UTF-8 it passes through.
     static let note = #"say \"hi\" \\ back\nline\ttab \b\f\u0001 \u001f café 😀 </script>"#
@@ -21,10 +22,10 @@ import APITestSupport
                 "POST", "/transactions", json: #"{"categoryId":1,"title":"Bread","amount":"2.50","date":"2026-01-02","note":"\#(Self.note)"}"#)
             _ = try await app.request("POST", "/transactions", json: #"{"categoryId":1,"title":"Milk","amount":"0.99"}"#)
             #expect(posted.status == 201, "\(posted.text)")
-            // Sub-millisecond fractions are cut, not rounded, as to_char's MS does; a whole second prints no fraction.
+            // Timestamps are whole seconds (docs/api.md): the fraction is cut, not rounded, as to_char's SS does.
             for table in ["categories", "transactions"] {
                 _ = try await app.scalar("""
-                    UPDATE \(table) SET created_at = '2026-01-02 03:04:05.123999+00', updated_at = '2026-01-02 03:04:05+00' \
+                    UPDATE \(table) SET created_at = '2026-01-02 03:04:05.999999+00', updated_at = '2026-01-02 03:04:05+00' \
                     WHERE id = 1 RETURNING id
                     """)
             }
@@ -42,10 +43,15 @@ import APITestSupport
             }
             #expect(category.text == #"""
                 {"id":1,"title":"Café \"Zürich\"\n","amount":100.00,"spent":3.49,"remaining":96.51,\#
-                "createdAt":"2026-01-02T03:04:05.123Z","updatedAt":"2026-01-02T03:04:05.000Z","version":1}
+                "createdAt":"2026-01-02T03:04:05Z","updatedAt":"2026-01-02T03:04:05Z","version":1}
                 """#)
-            #expect(bread.text.hasSuffix(#""note":"\#(Self.note)","createdAt":"2026-01-02T03:04:05.123Z","updatedAt":"2026-01-02T03:04:05.000Z","version":1}"#))
-            #expect(milk.text.contains(#""note":null,"createdAt":"2026-01-02T03:04:05.100Z","updatedAt":null,"#))
+            #expect(bread.text.hasSuffix(#""note":"\#(Self.note)","createdAt":"2026-01-02T03:04:05Z","updatedAt":"2026-01-02T03:04:05Z","version":1}"#))
+            #expect(milk.text.contains(#""note":null,"createdAt":"2026-01-02T03:04:05Z","updatedAt":null,"#))
+            // _expand and _embed render in SQL (SQLFragments.timestamp): the same bytes.
+            let expanded = try await app.request("GET", "/transactions/1?_expand=category")
+            #expect(expanded.text == String(bread.text.dropLast()) + #","category":\#(category.text)}"#, "\(expanded.text)")
+            let embedded = try await app.request("GET", "/categories/1?_embed=transactions")
+            #expect(embedded.text.hasPrefix(String(category.text.dropLast()) + #","transactions":["# + bread.text + ","), "\(embedded.text)")
 
             // Lists and write answers render the same records the same way.
             let records = { (parts: [TestResponse]) in "[" + parts.map(\.text).joined(separator: ",") + "]" }

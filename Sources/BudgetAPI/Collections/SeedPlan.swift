@@ -130,7 +130,7 @@ struct SeedPlan {
     private mutating func timestamp(_ members: JSONObject, _ name: String, path: String) -> Timestamp? {
         guard let value = members[name] else { return nil }
         guard case .string(let text) = value, let timestamp = Timestamp(text) else {
-            issue(SeedPath.member(path, name), "must be a time such as 2026-11-21T08:00:00.000Z")
+            issue(SeedPath.member(path, name), "must be a time such as 2026-11-21T08:00:00Z")
             return nil
         }
         return timestamp

@@ -17,8 +17,8 @@ struct PlainRecord: Sendable {
         case string
         /// A `date` (`2026-11-21`), quoted as it is.
         case date
-        /// A `timestamptz` (`2026-11-21 08:00:00.123456+00`) as `to_char(… 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`
-        /// writes it: `2026-11-21T08:00:00.123Z`, the fraction cut (not rounded) to milliseconds.
+        /// A `timestamptz` (`2026-11-21 08:00:00.123456+00`) as `to_char(… 'YYYY-MM-DD"T"HH24:MI:SS"Z"')`
+        /// writes it: `2026-11-21T08:00:00Z`, the fraction cut (not rounded) to whole seconds (docs/api.md).
         case timestamp
     }
 
@@ -89,7 +89,8 @@ struct PlainRecord: Sendable {
 
     private static let null = Array("null".utf8)
 
-    /// `2026-11-21 08:00:00.1239+00` → `"2026-11-21T08:00:00.123Z"`; a whole second has no fraction in the text.
+    /// `2026-11-21 08:00:00.1239+00` → `"2026-11-21T08:00:00Z"`: the date, the time to the second, and the
+    /// fraction (if any) cut off, so that every default ISO 8601 decoder reads it.
     ///
     /// `infinity` has no date and time, and `to_char` answers NULL for it: so does this.
     private static func appendTimestamp(_ text: UnsafeRawBufferPointer, to output: inout [UInt8]) {
@@ -99,15 +100,6 @@ struct PlainRecord: Sendable {
         output.append(contentsOf: text[..<space])
         output.append(UInt8(ascii: "T"))
         output.append(contentsOf: text[(space + 1)..<(space + 9)])
-        output.append(UInt8(ascii: "."))
-        var digits = 0
-        if space + 9 < text.count, text[space + 9] == UInt8(ascii: ".") {
-            for byte in text[(space + 10)...].prefix(3) where (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) {
-                output.append(byte)
-                digits += 1
-            }
-        }
-        output.append(contentsOf: repeatElement(UInt8(ascii: "0"), count: 3 - digits))
         output.append(UInt8(ascii: "Z"))
         output.append(UInt8(ascii: "\""))
     }

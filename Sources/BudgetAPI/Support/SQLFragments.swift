@@ -2,9 +2,10 @@ import Postgres
 
 /// SQL pieces shared by the resources' queries: how a timestamp and a record render as JSON.
 enum SQLFragments {
-    /// ISO 8601 in UTC with milliseconds and `Z`, as JavaScript's `Date.toJSON` writes it.
+    /// ISO 8601 in UTC in whole seconds with `Z` (`2026-11-21T08:00:00Z`), which every default ISO 8601
+    /// decoder reads (docs/api.md); `SS` cuts the fraction, it does not round.
     static func timestamp(_ column: Query) -> Query {
-        "to_char(\(column) AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"')"
+        "to_char(\(column) AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"')"
     }
 
     /// A JSON object with one member per column of `columns` (a select list with camelCase aliases).
