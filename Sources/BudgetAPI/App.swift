@@ -51,6 +51,11 @@ public enum BudgetApp {
     /// page whose records are unchanged but whose total moved is a different answer.
     static let representationHeaders = ["X-Total-Count"]
 
+    /// What a 400 for a percent-encoded `If-Match`, `If-None-Match` or `Idempotency-Key` adds after naming
+    /// the cause (`PercentEncodedHeader`): where the remedy is written down.
+    static let percentEncodingAdvice =
+        "docs/clients.md shows how to stop a generated client (swift-openapi-generator's runtime, for one) from doing it."
+
     /// The API's handlers, one per event loop, and the state they share; `migrator` lets `/ready` see
     /// unapplied migrations.
     ///
@@ -79,7 +84,7 @@ public enum BudgetApp {
         CollectionRoutes(allowReset: options.allowsReset).register(in: &router)
 
         let idempotency = Idempotency()
-        let tags = EntityTagMiddleware(representationHeaders: representationHeaders)
+        let tags = EntityTagMiddleware(representationHeaders: representationHeaders, percentEncodingAdvice: percentEncodingAdvice)
         let preconditions = Preconditions(representationHeaders: representationHeaders)
         let keys = IdempotentWrites(idempotency: idempotency)
         // Innermost first: a precondition is judged in the write's transaction; the answer gets its ETag

@@ -96,6 +96,21 @@ import Testing
         #expect(error?.response.headers["Content-Type"] == "application/problem+json")
     }
 
+    @Test(arguments: ["%22abc%22", " %22abc%22", "\t%22*%22", "%22"])
+    func percentEncodedValueIsA400NamingTheCauseAndTheAdvice(value: String) throws {
+        let request = Request(method: .put, target: "/", headers: ["If-Match": value])
+        let error = #expect(throws: Problem.self) { try request.entityTagCondition("If-Match", percentEncodingAdvice: "See the docs.") }
+        #expect(error?.status == .badRequest)
+        #expect(error?.detail?.contains("If-Match header's value starts with %22") == true)
+        #expect(error?.detail?.hasSuffix("quotes included. See the docs.") == true, "\(error?.detail ?? "")")
+        #expect(error?.errors.map(\.field) == ["If-Match"])
+    }
+
+    @Test(arguments: [("%22a", true), ("  %22", true), ("%2", false), ("%2F22", false), ("a%22", false), ("\"%22\"", false), ("", false)])
+    func encodedQuoteIsSeenOnlyAtTheStart(value: String, expected: Bool) {
+        #expect(PercentEncodedHeader.startsWithEncodedQuote(value) == expected)
+    }
+
     // MARK: Computing a strong tag
 
     @Test func sameRepresentationGivesTheSameKnownTag() {
@@ -307,6 +322,17 @@ extension OverRealSockets {
                 #expect(response.status == 400)
                 #expect(response.header("Content-Type") == "application/problem+json")
                 #expect(response.text.contains("If-None-Match"))
+            }
+        }
+
+        @Test func percentEncodedIfNoneMatchIs400NamingTheCause() async throws {
+            try await withTestServer(handler: makeEntityTagRouter(greeting: Greeting())) { port, _ in
+                let response = try await runOffCooperativePool {
+                    try TestClient(port: port).request("GET", "/greeting", headers: [("If-None-Match", "%22d65b3ca54d8e854940a05464a4cb2a3d%22")])
+                }
+                #expect(response.status == 400)
+                #expect(response.header("Content-Type") == "application/problem+json")
+                #expect(response.text.contains("percent-encoded the header value"), "\(response.text)")
             }
         }
 

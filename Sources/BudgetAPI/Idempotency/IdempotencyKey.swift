@@ -10,11 +10,15 @@ struct IdempotencyKey: Sendable, Hashable, CustomStringConvertible {
 
     var description: String { value }
 
-    /// The key of `request`, nil when it sent none; 400 when it is malformed or sent twice.
+    /// The key of `request`, nil when it sent none; 400 when it is malformed or sent twice, or when the client
+    /// percent-encoded it (`%22k-1%22` would otherwise be a bare key other than the quoted `"k-1"`).
     static func from(_ request: Request) throws -> IdempotencyKey? {
         let values = request.headers.values(for: headerName)
         guard let first = values.first else { return nil }
         guard values.count == 1 else { throw IdempotencyError.malformedKey("send one \(headerName) header, not \(values.count)") }
+        if PercentEncodedHeader.startsWithEncodedQuote(first) {
+            throw PercentEncodedHeader.problem(header: headerName, advice: BudgetApp.percentEncodingAdvice)
+        }
         return try IdempotencyKey(parsing: first)
     }
 

@@ -19,8 +19,9 @@ struct Preconditions: Sendable {
     /// answers in the write's transaction.
     func wrapping(_ write: @escaping RouteHandler, read: @escaping RouteHandler) -> RouteHandler {
         { request, database in
-            let ifMatch = try request.entityTagCondition("If-Match")
-            let ifNoneMatch = try request.entityTagCondition("If-None-Match")
+            let advice = BudgetApp.percentEncodingAdvice
+            let ifMatch = try request.entityTagCondition("If-Match", percentEncodingAdvice: advice)
+            let ifNoneMatch = try request.entityTagCondition("If-None-Match", percentEncodingAdvice: advice)
             guard ifMatch != nil || ifNoneMatch != nil else { return try await write(request, database) }
             return try await database.withinTransaction(commitIf: { $0.status.isSuccess }) { transaction in
                 let current = try await currentTag(of: request, read: read, database: transaction)

@@ -167,10 +167,15 @@ extension Request {
     /// Every line of the conditional header `headerName` (If-Match or If-None-Match) joined and parsed;
     /// nil when the header is absent.
     ///
-    /// - Throws: a 400 `Problem` naming the header when its value is neither `*` nor a list of entity tags.
-    public func entityTagCondition(_ headerName: String) throws -> EntityTagCondition? {
+    /// - Parameter percentEncodingAdvice: what the 400 for a percent-encoded value adds after naming the cause.
+    /// - Throws: a 400 `Problem` naming the header when its value is neither `*` nor a list of entity tags, and
+    ///   saying so when the client percent-encoded it (`PercentEncodedHeader`).
+    public func entityTagCondition(_ headerName: String, percentEncodingAdvice: String? = nil) throws -> EntityTagCondition? {
         let lines = headers.values(for: headerName)
         guard !lines.isEmpty else { return nil }
+        if lines.contains(where: PercentEncodedHeader.startsWithEncodedQuote) {
+            throw PercentEncodedHeader.problem(header: headerName, advice: percentEncodingAdvice)
+        }
         // RFC 9110 §5.3: repeated lines of a list field mean the same as one line joined with commas.
         guard let condition = EntityTagCondition(headerValue: lines.joined(separator: ", ")) else {
             throw Problem(.badRequest, detail: "The \(headerName) header must be * or a comma-separated list of entity tags such as \"abc\" or W/\"abc\".")

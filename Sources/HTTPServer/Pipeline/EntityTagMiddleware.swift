@@ -5,17 +5,22 @@
 /// is kept and compared. `If-Match` on writes needs the stored state and is the application's business.
 public struct EntityTagMiddleware: Middleware {
     private let representationHeaders: [String]
+    private let percentEncodingAdvice: String?
 
-    /// - Parameter representationHeaders: headers that are part of the representation besides its body,
-    ///   such as `X-Total-Count`, so a change in them changes the tag as well.
-    public init(representationHeaders: [String] = []) {
+    /// - Parameters:
+    ///   - representationHeaders: headers that are part of the representation besides its body,
+    ///     such as `X-Total-Count`, so a change in them changes the tag as well.
+    ///   - percentEncodingAdvice: what the 400 for a percent-encoded `If-None-Match` adds after naming the cause
+    ///     (`PercentEncodedHeader`), such as where the application documents the remedy.
+    public init(representationHeaders: [String] = [], percentEncodingAdvice: String? = nil) {
         self.representationHeaders = representationHeaders
+        self.percentEncodingAdvice = percentEncodingAdvice
     }
 
     public func respond(to request: Request, next: (Request) async throws -> Response) async throws -> Response {
         let isRead = request.method == .get || request.method == .head
         // Parsed before the handler runs: a malformed header is the client's mistake, whatever the resource says.
-        let condition = isRead ? try request.entityTagCondition("If-None-Match") : nil
+        let condition = isRead ? try request.entityTagCondition("If-None-Match", percentEncodingAdvice: percentEncodingAdvice) : nil
         var response = try await next(request)
         guard isTagged(response, for: request.method) else { return response }
         let tag: EntityTag?
