@@ -26,6 +26,8 @@ public struct SQLState: Hashable, Sendable, RawRepresentable, ExpressibleByStrin
     public static let datetimeFieldOverflow: SQLState = "22008"
     public static let invalidRegularExpression: SQLState = "2201B"
     public static let stringDataRightTruncation: SQLState = "22001"
+    /// `nextval` past a sequence's maximum.
+    public static let sequenceGeneratorLimitExceeded: SQLState = "2200H"
     /// A byte that text in the database's encoding cannot hold, such as NUL.
     public static let characterNotInRepertoire: SQLState = "22021"
     /// `\u0000` in a JSON string that jsonb would have to store as text.

@@ -67,6 +67,21 @@ import APITestSupport
         }
     }
 
+    /// After a client chose the largest id, the next server-assigned id ran the sequence past its maximum: a 500.
+    /// It is a 409 naming `id` now, and a record sent with an id of its own is still created.
+    @Test func noIdLeftToAssignIs409() async throws {
+        try await TestApp.with { app in
+            let largest = try await app.request("POST", "/categories", json: #"{"id":9223372036854775807,"title":"Last","amount":1}"#)
+            #expect(largest.status == 201, "\(largest.text)")
+            let next = try await app.request("POST", "/categories", json: #"{"title":"Next","amount":1}"#)
+            #expect(next.status == 409, "\(next.text)")
+            #expect(next.problemFields == ["id"])
+            let chosen = try await app.request("POST", "/categories", json: #"{"id":5,"title":"Chosen","amount":1}"#)
+            #expect(chosen.status == 201)
+            #expect(try await app.scalar("SELECT count(*) FROM categories") == "2")
+        }
+    }
+
     /// A batch is one body: a NUL anywhere in it is refused before any operation runs.
     @Test func aNULInABatchIs422AndAppliesNothing() async throws {
         try await TestApp.with { app in

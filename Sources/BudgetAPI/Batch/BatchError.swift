@@ -11,8 +11,11 @@ enum BatchError: ProblemConvertible {
         case .tooManyOperations(let count, let maximum):
             return Problem(.payloadTooLarge, detail: "a batch holds at most \(maximum) operations; this one has \(count); split it")
         case .operationFailed(let index, let operation, let answer):
-            // The operation's own problem (or body) travels whole, so the client sees exactly why it failed.
-            let failure = answer.body.isEmpty ? "null" : String(decoding: answer.body, as: UTF8.self)
+            // The operation's own problem travels whole, so the client sees exactly why it failed. An answer
+            // without a body (none of the routes gives one today) gets the bare problem of its status, so
+            // `failure` is always a problem object, as openapi.yaml promises.
+            let body = answer.body.isEmpty ? Problem(answer.status).response.body : answer.body
+            let failure = String(decoding: body, as: UTF8.self)
             var problem = Problem(
                 answer.status,
                 detail: "operation \(index) (\(operation.summary)) failed with \(answer.status.code); "

@@ -35,6 +35,10 @@ extension APIError {
             self = .conflict(field: "id", detail: "this collection already has a record with this id")
         case (SQLState.uniqueViolation, "collections_pkey"):
             self = .conflict(field: "name", detail: "a collection with this name already exists")
+        case (SQLState.sequenceGeneratorLimitExceeded, _):
+            // A client chose the largest id, and server-assigned ids only ever follow the largest one taken
+            // (docs/api.md), so none is left to assign: the record can still be created under an id of its own.
+            self = .conflict(field: "id", detail: "no id is left to assign after the largest one taken (9223372036854775807); send the record's id")
         case (SQLState.foreignKeyViolation, "transactions_category_id_fkey"):
             self = .invalidFields([.init(field: "categoryId", message: "no category has this id")])
         case (SQLState.invalidRegularExpression, _):

@@ -50,7 +50,7 @@ extension ListQuery {
 
     /// `_sort=a,-b` with optional `_order=asc,desc`: 0.17 pairs the lists by position, 1.x marks descending with `-`.
     private static func sortKeys(sort: String?, order: String?) throws -> [SortKey] {
-        guard let sort else { return [] }
+        // `_order` is checked without `_sort` too: a word other than asc or desc is a 400 (openapi.yaml), not ignored.
         let orders = try (order ?? "").split(separator: ",", omittingEmptySubsequences: false).map { text -> Bool? in
             switch text.lowercased() {
             case "": return nil
@@ -59,6 +59,7 @@ extension ListQuery {
             default: throw APIError.malformedQuery("_order takes asc or desc for each _sort field; '\(text)' is neither")
             }
         }
+        guard let sort else { return [] }
         return try sort.split(separator: ",", omittingEmptySubsequences: false).enumerated().compactMap { index, raw in
             let isMinus = raw.hasPrefix("-")
             let name = isMinus ? String(raw.dropFirst()) : String(raw)
