@@ -13,7 +13,7 @@ import APITestSupport
             #expect(response.object["title"] as? String == "Groceries")
             #expect(response.object["version"] as? Int == 1)
             let createdAt = try #require(response.object["createdAt"] as? String)
-            #expect(createdAt.wholeMatch(of: /\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z/) != nil)
+            #expect(createdAt.wholeMatch(of: /\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z/) != nil, "whole seconds: \(createdAt)")
             #expect(try await app.scalar("SELECT amount::text FROM categories WHERE id = 1") == "400.00")
         }
     }
