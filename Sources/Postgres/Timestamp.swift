@@ -3,8 +3,8 @@ import Glibc
 /// An instant in time with microsecond precision, PostgreSQL's `timestamptz`.
 ///
 /// Stored as microseconds since 1970-01-01T00:00:00Z, the same resolution PostgreSQL keeps, so a value
-/// read and written back is unchanged. `iso8601` renders it the way the API shows times
-/// (`2026-11-21T08:00:00.000Z`); `postgresText` keeps every microsecond.
+/// read and written back is unchanged. `iso8601` renders it with milliseconds (`2026-11-21T08:00:00.000Z`);
+/// `postgresText` keeps every microsecond.
 public struct Timestamp: Sendable, Hashable, Comparable, CustomStringConvertible, PostgresEncodable, PostgresDecodable {
     public let microsecondsSinceEpoch: Int64
 
