@@ -38,6 +38,10 @@ final class Connection {
     private var interest: Epoll.Events = .readable
     /// The Task running the handler while `phase` is `.handling`; cancelled when the connection closes first.
     private var handlerTask: Task<Void, Never>?
+    /// A streamed answer's producer waiting for `output` to drain before it makes the next piece.
+    private var roomWaiter: CheckedContinuation<Void, any Error>?
+    /// Set once the loop has closed the connection; a streamed answer's task may still hold it.
+    private(set) var isClosed = false
     private unowned let loop: ServerLoop
 
     init(socket: Socket, serial: UInt64, loop: ServerLoop, now: ContinuousClock.Instant) {
@@ -191,6 +195,33 @@ final class Connection {
         write(bytes)
     }
 
+    /// Sends the head (and first part) of a streamed answer; the connection stays busy with this request.
+    func startStream(_ bytes: [UInt8]) {
+        guard case .handling = phase, !isClosed else { return }
+        write(bytes)
+    }
+
+    /// Queues one more part of a streamed answer, already framed as a chunk.
+    func sendStreamPart(_ bytes: [UInt8]) {
+        guard case .handling = phase, !isClosed else { return }
+        write(bytes)
+    }
+
+    /// Returns once everything written so far has left for the kernel's buffer: a streamed answer makes its
+    /// next piece only then, so a client that reads slowly holds back the producer, not the server's memory.
+    /// Throws `CancellationError` when the connection closes first.
+    func waitForRoom() async throws {
+        guard !isClosed else { throw CancellationError() }
+        guard !output.isEmpty else { return }
+        try await withCheckedThrowingContinuation { roomWaiter = $0 }
+    }
+
+    private func wakeRoomWaiter(throwing error: (any Error)? = nil) {
+        guard let waiter = roomWaiter else { return }
+        roomWaiter = nil
+        if let error { waiter.resume(throwing: error) } else { waiter.resume() }
+    }
+
     private func write(_ bytes: [UInt8]) {
         if output.isEmpty {
             output = bytes
@@ -219,6 +250,7 @@ final class Connection {
         }
         output = []
         outputOffset = 0
+        wakeRoomWaiter()
         if closesAfterWrite { return startDraining(now: now) }
         updateInterest()
         processInput(now: now)
@@ -233,10 +265,13 @@ final class Connection {
         updateInterest()
     }
 
-    /// Cancels the handler still working for this connection; the loop calls it when it closes the connection.
-    func cancelHandler() {
+    /// Cancels the handler still working for this connection, and a streamed answer waiting to send more;
+    /// the loop calls it when it closes the connection.
+    func closed() {
+        isClosed = true
         handlerTask?.cancel()
         handlerTask = nil
+        wakeRoomWaiter(throwing: CancellationError())
     }
 
     // MARK: Readiness and time

@@ -10,6 +10,34 @@ enum ResponseSerializer {
         let sendsBody = !isHead && !response.status.forbidsContent
         var bytes: [UInt8] = []
         bytes.reserveCapacity(200 + response.headers.count * 48 + (sendsBody ? response.body.count : 0))
+        appendHead(of: response, framing: .length(response.body.count), requestID: requestID, keepAlive: keepAlive, isHTTP10: isHTTP10, to: &bytes)
+        if sendsBody { bytes.append(contentsOf: response.body) }
+        return bytes
+    }
+
+    /// The head of an answer whose body is streamed (`Response.stream`), followed by `body`, its first part:
+    /// chunked for HTTP/1.1 (RFC 9112 §7.1); for HTTP/1.0, which knows no chunks, delimited by closing the
+    /// connection (RFC 9112 §6.3), so `keepAlive` must then be false. A `HEAD` gets the head a `GET` would.
+    static func serializeStreamHead(_ response: Response, requestID: String, isHead: Bool, keepAlive: Bool, isHTTP10: Bool) -> [UInt8] {
+        precondition(!isHTTP10 || !keepAlive, "a streamed answer to HTTP/1.0 ends by closing the connection")
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(220 + response.headers.count * 48 + (isHead ? 0 : response.body.count + 12))
+        appendHead(of: response, framing: isHTTP10 ? .closeDelimited : .chunked, requestID: requestID, keepAlive: keepAlive, isHTTP10: isHTTP10, to: &bytes)
+        if !isHead { appendBodyPart(response.body, isChunked: !isHTTP10, to: &bytes) }
+        return bytes
+    }
+
+    /// How a head says where its body ends (RFC 9112 §6.3).
+    private enum Framing {
+        case length(Int)
+        case chunked
+        /// Neither header: the body ends when the connection closes.
+        case closeDelimited
+    }
+
+    private static func appendHead(
+        of response: Response, framing: Framing, requestID: String, keepAlive: Bool, isHTTP10: Bool, to bytes: inout [UInt8]
+    ) {
         // Written piece by piece: building each line as an interpolated String first cost an allocation per line.
         append("HTTP/1.1 ", to: &bytes)
         append(decimal: response.status.code, to: &bytes)
@@ -23,9 +51,16 @@ enum ResponseSerializer {
         }
         // RFC 9110 §8.6: HEAD answers carry the Content-Length the GET would have; 204/304/1xx carry none.
         if !response.status.forbidsContent {
-            append("Content-Length: ", to: &bytes)
-            append(decimal: response.body.count, to: &bytes)
-            append("\r\n", to: &bytes)
+            switch framing {
+            case .length(let length):
+                append("Content-Length: ", to: &bytes)
+                append(decimal: length, to: &bytes)
+                append("\r\n", to: &bytes)
+            case .chunked:
+                append("Transfer-Encoding: chunked\r\n", to: &bytes)
+            case .closeDelimited:
+                break
+            }
         }
         if !keepAlive {
             append("Connection: close\r\n", to: &bytes)
@@ -38,9 +73,22 @@ enum ResponseSerializer {
         append("X-Content-Type-Options: nosniff\r\n", to: &bytes)
         appendField("X-Request-Id", requestID, to: &bytes)
         append("\r\n", to: &bytes)
-        if sendsBody { bytes.append(contentsOf: response.body) }
-        return bytes
     }
+
+    /// One part of a streamed body: a chunk (RFC 9112 §7.1, `chunk-size CRLF chunk-data CRLF`, the size in
+    /// hexadecimal), or the bytes as they are when the body is delimited by closing. Nothing for no bytes:
+    /// an empty chunk would be the last one.
+    static func appendBodyPart(_ part: [UInt8], isChunked: Bool, to bytes: inout [UInt8]) {
+        guard !part.isEmpty else { return }
+        guard isChunked else { return bytes.append(contentsOf: part) }
+        append(hexadecimal: part.count, to: &bytes)
+        append("\r\n", to: &bytes)
+        bytes.append(contentsOf: part)
+        append("\r\n", to: &bytes)
+    }
+
+    /// The last chunk with no trailer section, which completes a chunked body (RFC 9112 §7.1).
+    static let lastChunk = Array("0\r\n\r\n".utf8)
 
     /// The interim answer to `Expect: 100-continue` (RFC 9110 §10.1.1).
     static let continueResponse = Array("HTTP/1.1 100 Continue\r\n\r\n".utf8)
@@ -67,6 +115,17 @@ enum ResponseSerializer {
             divisor /= 10
         }
     }
+
+    /// A positive integer in hexadecimal, lowercase, without leading zeros.
+    private static func append(hexadecimal value: Int, to bytes: inout [UInt8]) {
+        var shift = (Int.bitWidth - value.leadingZeroBitCount - 1) / 4 * 4
+        while shift >= 0 {
+            bytes.append(hexDigits[(value >> shift) & 0xF])
+            shift -= 4
+        }
+    }
+
+    private static let hexDigits = Array("0123456789abcdef".utf8)
 
     private static func isLineBreak(_ byte: UInt8) -> Bool {
         byte == ASCII.cr || byte == ASCII.lf

@@ -124,8 +124,14 @@ final class ServerLoop: @unchecked Sendable {
         return Task(executorPreference: eventLoop) { [self] in
             let response = await responder.respond(to: request)
             // Cancelled only when the connection is closed: nobody can receive the answer.
-            guard !Task.isCancelled else { return }
+            guard !Task.isCancelled else {
+                response.stream?.close()
+                return
+            }
             let keepAlive = request.isKeepAlive && !isStopping.load(ordering: .relaxed)
+            if let stream = response.stream {
+                return await send(response, streaming: stream, for: request, keepAlive: keepAlive, isHTTP10: isHTTP10, to: descriptor, serial: serial)
+            }
             let bytes = ResponseSerializer.serialize(
                 response, requestID: request.id, isHead: request.method == .head, keepAlive: keepAlive, isHTTP10: isHTTP10
             )
@@ -134,6 +140,50 @@ final class ServerLoop: @unchecked Sendable {
                 connection.deliver(bytes, closeAfter: !keepAlive || isDraining, now: eventLoop.now)
             }
         }
+    }
+
+    /// Sends an answer whose body `stream` produces, piece by piece as the client takes them (see `BodyStream`).
+    ///
+    /// Runs in the request's task, on this loop's thread: the task's executor is the loop, so the connection
+    /// is touched here directly, and looked at again after every wait in case it closed meanwhile.
+    private func send(
+        _ response: Response, streaming stream: any BodyStream, for request: Request, keepAlive: Bool, isHTTP10: Bool,
+        to descriptor: Int32, serial: UInt64
+    ) async {
+        defer { stream.close() }
+        let sendsBody = request.method != .head && !response.status.forbidsContent
+        // HTTP/1.0 knows no chunks: the body ends where the connection does (RFC 9112 §6.3).
+        let keepAlive = keepAlive && !(isHTTP10 && sendsBody)
+        guard let connection = connections[descriptor], connection.serial == serial else { return }
+        let head = ResponseSerializer.serializeStreamHead(
+            response, requestID: request.id, isHead: !sendsBody, keepAlive: keepAlive, isHTTP10: isHTTP10)
+        guard sendsBody else {
+            return connection.deliver(head, closeAfter: !keepAlive || isDraining, now: eventLoop.now)
+        }
+        connection.startStream(head)
+        var sent = response.body.count
+        do {
+            while true {
+                try await connection.waitForRoom()
+                guard let part = try await stream.next() else { break }
+                guard !connection.isClosed else { throw CancellationError() }
+                var framed: [UInt8] = []
+                framed.reserveCapacity(part.count + 12)
+                ResponseSerializer.appendBodyPart(part, isChunked: !isHTTP10, to: &framed)
+                connection.sendStreamPart(framed)
+                sent += part.count
+            }
+        } catch {
+            // No last chunk: the client sees an incomplete body, not a complete but short one (RFC 9112 §7.1, §8).
+            if !(error is CancellationError) {
+                logger.error(
+                    "streamed answer to \(request.method) \(request.target) failed after \(sent) bytes of its body: \(String(reflecting: error))",
+                    metadata: ["request-id": "\(request.id)"])
+            }
+            return close(connection)
+        }
+        guard !connection.isClosed else { return }
+        connection.deliver(isHTTP10 ? [] : ResponseSerializer.lastChunk, closeAfter: !keepAlive || isDraining, now: eventLoop.now)
     }
 
     /// Closes a socket that never became a Connection of this loop, and stops counting it.
@@ -147,7 +197,7 @@ final class ServerLoop: @unchecked Sendable {
         guard connections[connection.socket.descriptor] === connection else { return }
         connections[connection.socket.descriptor] = nil
         eventLoop.unwatchBeforeClose(connection.socket.descriptor)
-        connection.cancelHandler()
+        connection.closed()
         forget(connection.socket)
     }
 }

@@ -36,8 +36,21 @@ public struct EntityTag: Sendable, Hashable {
             hash.updateWithLength(values.count)
             for value in values { hash.updateWithLengthPrefix(Array(value.utf8)) }
         }
-        // 128 bits leave collisions out of reach and keep the header short.
-        let hex = hash.finalize().withUnsafeBytes { digest in
+        return EntityTag(opaqueTag: hexPrefix(of: hash.finalize()))
+    }
+
+    /// A weak tag for a representation known by what determines it rather than by its bytes, such as a
+    /// streamed answer that cannot be hashed before it is sent: the hash of `parts` (each length-prefixed).
+    /// Sound only when equal parts mean an equivalent representation (RFC 9110 §8.8.1); the caller's to argue.
+    public static func weak(identifying parts: some Sequence<String>) -> EntityTag {
+        var hash = SHA256()
+        for part in parts { hash.updateWithLengthPrefix(Array(part.utf8)) }
+        return EntityTag(opaqueTag: hexPrefix(of: hash.finalize()), isWeak: true)
+    }
+
+    /// The first 128 bits of a digest in lowercase hexadecimal: collisions out of reach, a short header.
+    private static func hexPrefix(of digest: SHA256.Digest) -> String {
+        let hex = digest.withUnsafeBytes { digest in
             [UInt8](unsafeUninitializedCapacity: 32) { buffer, count in
                 for index in 0..<16 {
                     buffer[2 * index] = hexDigits[Int(digest[index] >> 4)]
@@ -46,7 +59,7 @@ public struct EntityTag: Sendable, Hashable {
                 count = 32
             }
         }
-        return EntityTag(opaqueTag: String(decoding: hex, as: UTF8.self))
+        return String(decoding: hex, as: UTF8.self)
     }
 
     private static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)

@@ -3,9 +3,10 @@ import Sockets
 
 /// Logs one line per answered request at `.info`: method, target, status, body bytes, duration and request id.
 ///
-/// The message reads `GET /categories/7 200 57 0.412ms`; the metadata holds the same facts as fields for
-/// structured logs (`request-id`, `method`, `route`, `status`, `bytes`, `duration_ms`), the route being the
-/// template (`/categories/:id`, or `unmatched`) that `Router.resolve` named, and `client`, the client's
+/// The message reads `GET /categories/7 200 57 0.412ms`; a streamed answer (`Response.stream`), whose size is
+/// not known yet, reads `chunked` for the bytes and has no `bytes` field, and its duration ends at its head.
+/// The metadata holds the same facts as fields for structured logs (`request-id`, `method`, `route`,
+/// `status`, `bytes`, `duration_ms`), the route being the template (`/categories/:id`, or `unmatched`) that `Router.resolve` named, and `client`, the client's
 /// address from the request's `origin` (the TCP peer, or what a trusted proxy reported) when known.
 /// Headers are never logged, so neither are credentials.
 ///
@@ -35,6 +36,11 @@ public struct AccessLog: RequestObserver {
             "duration_ms": .stringConvertible(Double(micros) / 1000),
         ]
         if let client = request.origin.address { metadata["client"] = .string(client) }
+        guard response.stream == nil else {
+            metadata["bytes"] = nil
+            return logger.info(
+                "\(request.method) \(request.target) \(response.status.code) chunked \(Self.milliseconds(micros))ms", metadata: metadata)
+        }
         logger.info(
             "\(request.method) \(request.target) \(response.status.code) \(response.body.count) \(Self.milliseconds(micros))ms",
             metadata: metadata

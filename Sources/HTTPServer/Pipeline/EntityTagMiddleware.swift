@@ -2,7 +2,9 @@
 ///
 /// The tag is computed from the bytes the handler produced, so every handler gets validators without
 /// knowing about them; a handler that knows better (a version column) sets its own `ETag` and that one
-/// is kept and compared. `If-Match` on writes needs the stored state and is the application's business.
+/// is kept and compared. A streamed answer (`Response.stream`) has no bytes to hash before it is sent: it
+/// is tagged only when its handler tagged it, and a 304 closes its stream unread. `If-Match` on writes
+/// needs the stored state and is the application's business.
 public struct EntityTagMiddleware: Middleware {
     private let representationHeaders: [String]
     private let percentEncodingAdvice: String?
@@ -26,6 +28,8 @@ public struct EntityTagMiddleware: Middleware {
         let tag: EntityTag?
         if let existing = response.headers["ETag"] {
             tag = EntityTag(headerValue: existing)
+        } else if response.stream != nil {
+            return response
         } else {
             let computed = EntityTag.strong(for: response, including: representationHeaders)
             response.headers.add("ETag", computed.headerValue)
@@ -52,6 +56,7 @@ public struct EntityTagMiddleware: Middleware {
     /// RFC 9110 §15.4.5: a 304 has no content but keeps the 200's headers (ETag, Vary, Cache-Control …)
     /// so caches can update what they stored; the server itself adds no Content-Length to a 304.
     private func notModified(from response: Response) -> Response {
+        response.stream?.close()
         var headers = response.headers
         headers.remove("Content-Type")
         return Response(status: .notModified, headers: headers)
