@@ -21,7 +21,7 @@ final class PoolWorker: @unchecked Sendable {
     }
 
     func run() {
-        connectIfAllowed()
+        if !core.configuration.connectsOnDemand { connectIfAllowed() }
         while let job = core.nextJob() {
             if let current = connection, !current.isHealthy {
                 core.logger.warning("pooled database connection was lost; reconnecting")

@@ -22,6 +22,16 @@ public final class QueryResult: @unchecked Sendable {
         PQclear(result)
     }
 
+    /// The length of every value's text, added up: about what the rows take in memory.
+    public var valueBytes: Int {
+        var total = 0
+        let columns = PQnfields(result)
+        for row in 0..<Int32(count) {
+            for column in 0..<columns { total += Int(PQgetlength(result, row, column)) }
+        }
+        return total
+    }
+
     /// Rows touched by INSERT/UPDATE/DELETE (or returned by SELECT); 0 when the command reports none.
     public var affectedRows: Int {
         Int(String(cString: PQcmdTuples(result))) ?? 0

@@ -128,8 +128,9 @@ public final class ReservedConnection: StatementRunner {
         }
     }
 
-    /// Ends the reservation once the jobs already sent have run; the worker then tidies the connection.
-    func release() {
+    /// Ends the reservation once the jobs already sent have run; the worker then tidies the connection (and
+    /// rolls back a transaction left open). Later jobs fail with `.poolClosed`; calling it again does nothing.
+    public func release() {
         condition.withLock {
             state.isReleased = true
             condition.signal()
@@ -143,6 +144,17 @@ extension ConnectionPool {
     ///
     /// The connection counts as in use until `body` ends; the checkout timeout applies to getting it.
     public func withReservedConnection<T: Sendable>(_ body: (ReservedConnection) async throws -> T) async throws -> T {
+        let reserved = try await reserve()
+        defer { reserved.release() }
+        return try await body(reserved)
+    }
+
+    /// Holds one pooled connection until `release()` is called, for work that outlives the caller's scope:
+    /// a streamed answer whose statements run while the server sends its body. The caller must release it
+    /// on every path; until then the connection counts as in use and serves nobody else.
+    ///
+    /// The checkout timeout applies to getting it.
+    public func reserve() async throws -> ReservedConnection {
         let reserved = ReservedConnection()
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
             enqueue(PoolJob(
@@ -153,7 +165,6 @@ extension ConnectionPool {
                 },
                 fail: { error in continuation.resume(throwing: error) }))
         }
-        defer { reserved.release() }
-        return try await body(reserved)
+        return reserved
     }
 }
