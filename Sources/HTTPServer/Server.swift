@@ -59,6 +59,8 @@ public final class Server: Sendable {
     public func shutdown(gracePeriod: Duration = .seconds(10)) async {
         guard let stopping = running.withLock({ running in defer { running = nil }; return running }) else { return }
         let deadline = ContinuousClock.now + gracePeriod
+        // First of all, so that every answer from here on says `Connection: close`, however long the rest takes.
+        for loop in stopping.loops { loop.beginStopping() }
         for loop in stopping.loops { await loop.stopAccepting() }
         // Every loop has left the listener alone now, so the descriptor can go; new clients get refused.
         stopping.listener.close()

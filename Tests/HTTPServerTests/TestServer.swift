@@ -3,11 +3,16 @@ import TestSupport
 import Logging
 import Synchronization
 
-/// Counts the `/sleep` handlers that have begun, so a test can wait until one runs instead of sleeping.
+/// Counts the `/sleep` and `/hold` handlers that have begun, so a test can wait until one runs instead of
+/// sleeping, and lets `/hold` handlers go on when the test says so.
 final class SleepProbe: Sendable {
     private let count = Atomic(0)
+    private let released = Atomic(false)
     var started: Int { count.load(ordering: .acquiring) }
     func recordStart() { count.add(1, ordering: .releasing) }
+    /// Lets every `/hold` handler answer.
+    func release() { released.store(true, ordering: .releasing) }
+    var isReleased: Bool { released.load(ordering: .acquiring) }
 }
 
 /// A tiny application for the socket tests.
@@ -24,6 +29,12 @@ func makeTestRouter(sleeps probe: SleepProbe = SleepProbe()) -> Router<Void> {
         probe.recordStart()
         try await Task.sleep(for: .milliseconds(milliseconds))
         return .text("slept \(milliseconds)")
+    }
+    // Answers once the test calls `probe.release()`, and gives up after 30 s rather than hang a test.
+    router.get("/hold") { _ in
+        probe.recordStart()
+        try await waitUntil("the test releases /hold", timeout: .seconds(30)) { probe.isReleased }
+        return .text("released")
     }
     router.get("/fail") { _ in throw Secret() }
     router.get("/teapot") { _ in throw Problem(.init(code: 418, reason: "I'm a teapot"), detail: "short and stout") }

@@ -103,9 +103,14 @@ final class ServerLoop: @unchecked Sendable {
         }
     }
 
+    /// Marks the loop as stopping: answers from now on close their connections (any thread may call it).
+    func beginStopping() {
+        isStopping.store(true, ordering: .relaxed)
+    }
+
     /// Closes idle connections now, lets busy ones finish until `deadline`, then ends the thread.
     func drain(until deadline: ContinuousClock.Instant) async {
-        isStopping.store(true, ordering: .relaxed)
+        beginStopping()
         await withCheckedContinuation { done in
             eventLoop.post({ [self] in
                 drainRequest = (deadline, done)
