@@ -33,6 +33,9 @@ public enum BudgetApp {
         /// `--trust-proxy`: `Link` and the access log take the client's scheme, host and address from
         /// `Forwarded` / `X-Forwarded-*` (docs/operations.md); off, those headers are ignored.
         public var trustsProxy = false
+        /// `--max-rows`: the most records any list answers, with `Link` to the rest where it cuts
+        /// (docs/configuration.md); nil, the default, answers every record as json-server does.
+        public var maxRows: Int?
 
         public init() {}
     }
@@ -57,7 +60,8 @@ public enum BudgetApp {
         "docs/clients.md shows how to stop a generated client (swift-openapi-generator's runtime, for one) from doing it."
 
     /// The API's handlers, one per event loop, and the state they share; `migrator` lets `/ready` see
-    /// unapplied migrations.
+    /// unapplied migrations, and `streamPool` holds the connections large answers are read from while they are
+    /// sent (`--stream-pool-size`; make it with `streamPoolConfiguration(for:size:)`).
     ///
     /// Every request takes the same path (docs/architecture.md): `RequestPipeline` routes it once, CORS,
     /// gates, its route's endpoint, one place that renders errors, the access log and metrics. What only
@@ -65,6 +69,7 @@ public enum BudgetApp {
     /// preconditions on the record writes, idempotency keys on every write.
     public static func makeService(
         pool: ConnectionPool,
+        streamPool: ConnectionPool,
         migrator: Migrator,
         options: Options = Options(),
         logger: Logger
@@ -73,7 +78,8 @@ public enum BudgetApp {
         let metrics = MetricsRoutes.makeFactory(registry: options.metricsRegistry)
         var router = Router<Database>()
         HealthRoutes(pool: pool, migrator: migrator).register(in: &router)
-        MetricsRoutes(registry: options.metricsRegistry, factory: metrics, pool: pool, notifications: sync.notifications)
+        MetricsRoutes(registry: options.metricsRegistry, factory: metrics, pools: [("db_pool", pool), ("db_stream_pool", streamPool)],
+                      notifications: sync.notifications)
             .register(in: &router)
         OpenAPIRoutes().register(in: &router)
         if options.servesHomePage { HomeRoutes().register(in: &router) }
@@ -112,11 +118,12 @@ public enum BudgetApp {
         let sequencer = sync.sequencer
         let connectionsPerLoop = options.connectionsPerLoop
         let trustsProxy = options.trustsProxy
+        let streams = StreamSettings(pool: streamPool, maxRows: options.maxRows)
         return Service(notifications: sync.notifications, sequencer: sequencer) { [routes, gates] reactor in
             let loopConnections = connectionsPerLoop > 0
                 ? LoopConnections(reactor: reactor, pool: pool, count: connectionsPerLoop) : nil
             let pipeline = RequestPipeline(
-                router: routes, context: Database(pool: pool, runner: loopConnections), cors: cors, gates: gates,
+                router: routes, context: Database(pool: pool, streams: streams, runner: loopConnections), cors: cors, gates: gates,
                 observers: observers, headers: cachingHeaders, trustsProxy: trustsProxy, logger: logger, translate: APIError.translating,
                 onAnswer: { request, response in
                     // Stamps a write's changes for the feed within about a commit instead of at the next
@@ -125,6 +132,15 @@ public enum BudgetApp {
                 })
             return LoopHandler(handler: pipeline, teardown: { loopConnections?.close() })
         }
+    }
+
+    /// The stream pool's configuration: the main pool's database and timeouts, `size` connections, each opened
+    /// when a large answer first needs it.
+    public static func streamPoolConfiguration(for pool: PoolConfiguration, size: Int) -> PoolConfiguration {
+        var configuration = pool
+        configuration.size = size
+        configuration.connectsOnDemand = true
+        return configuration
     }
 
     /// The API's handlers and the state that outlives single requests.

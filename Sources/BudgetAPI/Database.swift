@@ -13,6 +13,8 @@ import Postgres
 /// with the write it protects, and how a batch is all-or-nothing. docs/architecture.md shows the path.
 struct Database: Sendable {
     let pool: ConnectionPool
+    /// Where answers too large to hold are read from while they are sent (`streamedAnswer`).
+    let streams: StreamSettings
     /// Where this session's statements run: a loop's connections, the pool, or the open transaction.
     private let runner: any StatementRunner
     /// The connection holding this session's transaction open; nil outside one.
@@ -22,17 +24,22 @@ struct Database: Sendable {
     static let concurrentWriteAttempts = 3
 
     /// A session outside any transaction whose single statements go to `runner` (by default, the pool).
-    init(pool: ConnectionPool, runner: (any StatementRunner)? = nil) {
+    init(pool: ConnectionPool, streams: StreamSettings, runner: (any StatementRunner)? = nil) {
         self.pool = pool
+        self.streams = streams
         self.runner = runner ?? pool
         reserved = nil
     }
 
-    private init(pool: ConnectionPool, reserved: ReservedConnection) {
+    private init(pool: ConnectionPool, streams: StreamSettings, reserved: ReservedConnection) {
         self.pool = pool
+        self.streams = streams
         runner = reserved
         self.reserved = reserved
     }
+
+    /// Whether this session's statements run in a transaction it holds open (`withinTransaction`).
+    var isInTransaction: Bool { reserved != nil }
 
     /// Runs `body` on this session's connection: the transaction's, or else a pooled one.
     func run<T: Sendable>(_ body: @escaping @Sendable (Connection) throws -> T) async throws -> T {
@@ -68,7 +75,7 @@ struct Database: Sendable {
             do {
                 return try await pool.withReservedConnection { reserved in
                     try await reserved.transaction(isolation: .repeatableRead, commitIf: shouldCommit) {
-                        try await body(Database(pool: pool, reserved: reserved))
+                        try await body(Database(pool: pool, streams: streams, reserved: reserved))
                     }
                 }
             } catch let error where Self.isConcurrentWrite(error) && attempt < Self.concurrentWriteAttempts {

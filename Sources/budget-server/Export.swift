@@ -16,11 +16,17 @@ struct Export: AsyncParsableCommand {
         try await OperatorError.explaining { try export() }
     }
 
+    /// Writes each piece as the exporter makes it, so an export of any size holds one batch in memory.
     private func export() throws {
         // One REPEATABLE READ transaction: one snapshot, in which every transaction's category is present.
-        let bytes = try database.withConnection(migrating: true) { connection, _ in
-            try connection.transaction(isolation: .repeatableRead) { try Exporter.export($0) }
+        try database.withConnection(migrating: true) { connection, _ in
+            try connection.transaction(isolation: .repeatableRead) { connection in
+                let exporter = try Exporter(on: connection)
+                while let piece = try exporter.next(on: connection) {
+                    try FileHandle.standardOutput.write(contentsOf: piece)
+                }
+            }
         }
-        FileHandle.standardOutput.write(Data(bytes + [UInt8(ascii: "\n")]))
+        try FileHandle.standardOutput.write(contentsOf: [UInt8(ascii: "\n")])
     }
 }

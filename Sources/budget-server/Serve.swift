@@ -25,6 +25,12 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "PostgreSQL connections each event loop drives itself, for single statements outside a transaction (env LOOP_CONNECTIONS, default 4; 0 sends every statement through the pool).")
     var loopConnections: Int?
 
+    @Option(help: "PostgreSQL connections large answers (lists, /db) are read from while they are sent, each opened when first needed (env STREAM_POOL_SIZE, default 8).")
+    var streamPoolSize: Int?
+
+    @Option(help: "The most records any list answers, with a Link header to the rest (env MAX_ROWS; default: no limit, as json-server).")
+    var maxRows: Int?
+
     @Flag(help: "Refuse every write with 403, like json-server --read-only.")
     var readOnly = false
 
@@ -85,6 +91,8 @@ struct Serve: AsyncParsableCommand {
         configuration.port = try Setting.resolve(port, environment: "PORT", default: configuration.port)
         let poolSize = try Setting.resolve(poolSize, environment: "POOL_SIZE", default: 8)
         guard (1...1000).contains(poolSize) else { throw ValidationError("--pool-size must be between 1 and 1000") }
+        let streamPoolSize = try Setting.resolve(streamPoolSize, environment: "STREAM_POOL_SIZE", default: 8)
+        guard (1...1000).contains(streamPoolSize) else { throw ValidationError("--stream-pool-size must be between 1 and 1000") }
 
         let options = try makeOptions()
         let seedBytes = try seed.map(Seed.read)
@@ -102,8 +110,11 @@ struct Serve: AsyncParsableCommand {
         let migrator = try database.makeMigrator(logger: logger)
         try prepareDatabase(url: location.url, migrator: migrator, seed: seedBytes, logger: logger)
 
-        let pool = ConnectionPool(configuration: PoolConfiguration(url: location.url, size: poolSize), logger: logger)
-        let service = BudgetApp.makeService(pool: pool, migrator: migrator, options: options, logger: logger)
+        let poolConfiguration = PoolConfiguration(url: location.url, size: poolSize)
+        let pool = ConnectionPool(configuration: poolConfiguration, logger: logger)
+        let streamPool = ConnectionPool(
+            configuration: BudgetApp.streamPoolConfiguration(for: poolConfiguration, size: streamPoolSize), logger: logger)
+        let service = BudgetApp.makeService(pool: pool, streamPool: streamPool, migrator: migrator, options: options, logger: logger)
         let server = Server(configuration: configuration, logger: logger, handlerForLoop: service.handlerForLoop)
         let boundPort = try server.start()
         logger.info("listening on http://\(configuration.host):\(boundPort)", metadata: [
@@ -121,6 +132,7 @@ struct Serve: AsyncParsableCommand {
         service.beginShutdown()
         await server.shutdown(gracePeriod: Self.gracePeriod)
         service.finishShutdown()
+        await streamPool.shutdown()
         await pool.shutdown()
         logger.info("stopped")
     }
@@ -139,6 +151,8 @@ struct Serve: AsyncParsableCommand {
         options.tombstoneRetention = .seconds(tombstoneRetention * 24 * 3600)
         options.batchLimit = batchLimit
         options.trustsProxy = trustProxy
+        options.maxRows = try Setting.resolve(maxRows, environment: "MAX_ROWS")
+        if let maxRows = options.maxRows, maxRows < 1 { throw ValidationError("--max-rows must be at least 1") }
         options.connectionsPerLoop = try Setting.resolve(loopConnections, environment: "LOOP_CONNECTIONS", default: options.connectionsPerLoop)
         guard (0...100).contains(options.connectionsPerLoop) else { throw ValidationError("--loop-connections must be between 0 and 100") }
         options.apiToken = try Self.checkedToken(try Setting.resolve(apiToken, environment: "BUDGET_API_TOKEN"))

@@ -11,6 +11,8 @@ public final class TestApp: Sendable {
     public let server: Server
     public let service: BudgetApp.Service
     public let pool: ConnectionPool
+    /// Where large answers are read from while they are sent (`BudgetApp.makeService`).
+    public let streamPool: ConnectionPool
     public let port: Int
     public let databaseURL: String
 
@@ -22,6 +24,9 @@ public final class TestApp: Sendable {
     public static func defaultPool(_ url: String) -> PoolConfiguration {
         PoolConfiguration(url: url, size: 4, checkoutTimeout: .seconds(30))
     }
+
+    /// Two connections for large answers, opened when a test first needs them.
+    public static let streamPoolSize = 2
 
     public static let logger: Logger = {
         var logger = Logger(label: "budget-api-tests")
@@ -37,19 +42,23 @@ public final class TestApp: Sendable {
         let url: String
         if let databaseURL { url = databaseURL } else { url = try await TestDatabase.fresh() }
         self.databaseURL = url
-        pool = ConnectionPool(configuration: poolConfiguration(url), logger: Self.logger)
+        let configuration = poolConfiguration(url)
+        pool = ConnectionPool(configuration: configuration, logger: Self.logger)
+        streamPool = ConnectionPool(
+            configuration: BudgetApp.streamPoolConfiguration(for: configuration, size: Self.streamPoolSize), logger: Self.logger)
         let migrator = Migrator(migrations: try TestDatabase.migrations(), logger: Self.logger)
-        var configuration = ServerConfiguration()
-        configuration.port = 0
-        configuration.limits.requestTimeout = .seconds(2)
-        service = BudgetApp.makeService(pool: pool, migrator: migrator, options: options, logger: Self.logger)
-        server = Server(configuration: configuration, logger: Self.logger, handlerForLoop: service.handlerForLoop)
+        var serverConfiguration = ServerConfiguration()
+        serverConfiguration.port = 0
+        serverConfiguration.limits.requestTimeout = .seconds(2)
+        service = BudgetApp.makeService(pool: pool, streamPool: streamPool, migrator: migrator, options: options, logger: Self.logger)
+        server = Server(configuration: serverConfiguration, logger: Self.logger, handlerForLoop: service.handlerForLoop)
         port = try server.start()
     }
 
     public func stop() async {
         service.beginShutdown()
         await server.shutdown(gracePeriod: .seconds(1))
+        await streamPool.shutdown()
         await pool.shutdown()
     }
 

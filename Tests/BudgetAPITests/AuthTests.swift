@@ -117,8 +117,11 @@ import APITestSupport
         let log = LogCapture()
         let url = try await TestDatabase.fresh()
         let pool = ConnectionPool(configuration: TestApp.smallPool(url), logger: log.logger(label: "auth-test"))
+        let streamPool = ConnectionPool(
+            configuration: BudgetApp.streamPoolConfiguration(for: TestApp.smallPool(url), size: 1), logger: log.logger(label: "auth-test"))
         let migrator = Migrator(migrations: try TestDatabase.migrations(), logger: log.logger(label: "auth-test"))
-        let service = BudgetApp.makeService(pool: pool, migrator: migrator, options: Self.options(), logger: log.logger(label: "auth-test"))
+        let service = BudgetApp.makeService(
+            pool: pool, streamPool: streamPool, migrator: migrator, options: Self.options(), logger: log.logger(label: "auth-test"))
         var configuration = ServerConfiguration()
         configuration.port = 0
         let server = Server(configuration: configuration, logger: log.logger(label: "auth-test"), handlerForLoop: service.handlerForLoop)
@@ -138,11 +141,13 @@ import APITestSupport
         } catch {
             service.beginShutdown()
             await server.shutdown(gracePeriod: .seconds(1))
+            await streamPool.shutdown()
             await pool.shutdown()
             throw error
         }
         service.beginShutdown()
         await server.shutdown(gracePeriod: .seconds(1))
+        await streamPool.shutdown()
         await pool.shutdown()
 
         let lines = log.lines

@@ -26,10 +26,10 @@ import Testing
                 SnapshotJSON.statement(try Categories.find(id: id, for: Request(method: .get, target: "/"))),
             ],
             "transactions": [
-                list.statement(
-                    element: try Transactions.listElement(for: Request(method: .get, target: "/")),
-                    from: Transactions.listSource, scope: "t.category_id = \(id)",
-                    tieBreak: Transactions.defaultOrder, ownerExists: CategoryQueries.exists(id: id)),
+                list.probeStatement(Transactions.record, ListTarget(
+                    element: .plain(Transactions.record), source: Transactions.listSource, scope: "t.category_id = \(id)",
+                    tieBreak: Transactions.defaultOrder,
+                    owner: ListOwner(exists: CategoryQueries.exists(id: id), missing: APIError.notFound(resource: "category", id: id)))),
             ],
             "post": [
                 TransactionQueries.insert(try TransactionFields(

@@ -1,14 +1,15 @@
 @testable import BudgetAPI
 
-/// An `EXPLAIN (FORMAT JSON)` plan of a list statement, flattened into nodes labelled by the part they serve.
+/// The `EXPLAIN (FORMAT JSON)` plans of a list's two statements, flattened into nodes labelled by the part
+/// they serve.
 ///
-/// `ListPlan.selectPage` counts the matches in the outer query and builds the page in a scalar subquery,
-/// which PostgreSQL runs as an InitPlan; `_embed`/`_expand` add a SubPlan per page record inside it.
+/// `ListPlan.selectHeader` counts the matches (with the feed position and data version); the cursor of
+/// `ListPlan.selectCursorRows` reads the page, and `_embed`/`_expand` add a SubPlan per page record to it.
 struct ExplainedPlan: CustomStringConvertible {
     enum Part: Sendable {
-        /// The outer query: `count(*)` for X-Total-Count.
+        /// The header: `count(*)` for X-Total-Count.
         case count
-        /// The page of records (the InitPlan).
+        /// The page of records (the cursor's query).
         case page
         /// A per-record subquery of `_embed` or `_expand`, nested in the page.
         case relation
@@ -23,12 +24,17 @@ struct ExplainedPlan: CustomStringConvertible {
 
     private(set) var nodes: [Node] = []
 
-    init(json: [UInt8]) throws {
+    init(header: [UInt8], rows: [UInt8]) throws {
+        collect(try Self.root(header), subplanDepth: 0, parts: (.count, .count))
+        collect(try Self.root(rows), subplanDepth: 0, parts: (.page, .relation))
+    }
+
+    private static func root(_ json: [UInt8]) throws -> JSONObject {
         guard case .array(let plans) = try JSONParser.parse(json), case .object(let top)? = plans.first,
               case .object(let root)? = top["Plan"] else {
             throw PlanShapeError(text: String(decoding: json, as: UTF8.self))
         }
-        collect(root, subplanDepth: 0)
+        return root
     }
 
     /// Whether a node of `type` (reading `index`, when given) appears in `part`.
@@ -48,23 +54,25 @@ struct ExplainedPlan: CustomStringConvertible {
         nodes.map { node in "\(node.part): \(node.type)" + (node.index.map { " using \($0)" } ?? "") }.joined(separator: "; ")
     }
 
-    private mutating func collect(_ plan: JSONObject, subplanDepth: Int) {
+    /// - Parameter parts: the part of the statement's own nodes, and of those in its subplans.
+    private mutating func collect(_ plan: JSONObject, subplanDepth: Int, parts: (top: Part, nested: Part)) {
         let isSubplan: Bool = if case .string(let relationship)? = plan["Parent Relationship"] {
             relationship == "InitPlan" || relationship == "SubPlan"
         } else {
             false
         }
         let depth = subplanDepth + (isSubplan ? 1 : 0)
-        // The feed position (X-Sync-Seq) reads the one row of change_feed_state, always by a Seq Scan;
-        // what these plans are about is how the records are found.
-        if case .string("change_feed_state")? = plan["Relation Name"] { return }
+        // The feed position (X-Sync-Seq) reads the one row of change_feed_state, always by a Seq Scan, and the
+        // data version counts the few changes not stamped yet (change_pending has no index); what these plans
+        // are about is how the records are found.
+        if case .string(let relation)? = plan["Relation Name"], relation == "change_feed_state" || relation == "change_pending" { return }
         if case .string(let type)? = plan["Node Type"] {
             var index: String?
             if case .string(let name)? = plan["Index Name"] { index = name }
-            nodes.append(Node(type: type, index: index, part: depth == 0 ? .count : depth == 1 ? .page : .relation))
+            nodes.append(Node(type: type, index: index, part: depth == 0 ? parts.top : parts.nested))
         }
         if case .array(let children)? = plan["Plans"] {
-            for case .object(let child) in children { collect(child, subplanDepth: depth) }
+            for case .object(let child) in children { collect(child, subplanDepth: depth, parts: parts) }
         }
     }
 }

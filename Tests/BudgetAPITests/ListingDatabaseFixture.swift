@@ -56,9 +56,19 @@ struct ListingDatabase: Sendable {
                     plan.selectRows(columns: record.columns, from: source.from, scope: source.scope, tieBreak: source.tieBreak))
                 return (try result[0].decode(Int.self, at: 0), record.jsonArray(result, from: 3))
             case .rendered(let element):
-                let row = try connection.query(
-                    plan.selectPage(element: element, from: source.from, scope: source.scope, tieBreak: source.tieBreak))[0]
-                return (try row.decode(Int.self, at: 0), row.bytes(at: 1) ?? [])
+                // As the routes read a rendered list: the header, then a cursor over the rows, in one snapshot.
+                return try connection.transaction(isolation: .repeatableRead) { connection in
+                    let total = try connection.query(plan.selectHeader(from: source.from, scope: source.scope))[0].decode(Int.self, at: 0)
+                    let rows = plan.selectCursorRows(
+                        columns: "(\(element))::text", from: source.from, scope: source.scope, tieBreak: source.tieBreak,
+                        offset: plan.offset(total: total))
+                    let records = ListRows(
+                        cursor: try Cursor("budget_list", for: rows, on: connection), element: source.element,
+                        opening: [UInt8(ascii: "[")], closing: [UInt8(ascii: "]")])
+                    var json: [UInt8] = []
+                    while let piece = try records.next(on: connection) { json += piece }
+                    return (total, json)
+                }
             }
         }
         guard case .array(let records) = try JSONParser.parse(json) else { return Answer(total: total, ids: ["not an array"]) }

@@ -84,17 +84,23 @@ import TestSupport
         #expect(!embed.uses("Seq Scan", in: .relation) && !expand.uses("Seq Scan", in: .relation))
     }
 
-    /// The plan of the statement `CollectionListing` runs for `target` (a path and query on a generic collection).
+    /// The plans of the statements `CollectionListing` runs for `target` (a path and query on a generic
+    /// collection): its header, and its rows as the cursor that reads them is planned.
     static func explain(_ target: String, relations: [DocumentRelation] = []) async throws -> ExplainedPlan {
         let request = Request(method: .get, target: target)
         let collection = String(request.path.dropFirst())
-        let statement = try CollectionListing(request: request, collection: collection).statement(scope: CollectionListing.scope(listing: collection), relations: relations)
+        let statements = try CollectionListing(request: request, collection: collection, maxRows: nil)
+            .statements(scope: CollectionListing.scope(listing: collection), relations: relations)
         let url = try await database.value
-        let json = try await runOffCooperativePool {
+        let (header, rows) = try await runOffCooperativePool {
             let connection = try Connection.connect(to: url)
             defer { connection.close() }
-            return try connection.query("EXPLAIN (FORMAT JSON) \(statement)")[0].bytes(at: 0) ?? []
+            let header = try connection.query("EXPLAIN (FORMAT JSON) \(statements.header)")[0].bytes(at: 0) ?? []
+            let rows = try connection.transaction { connection in
+                try connection.query("EXPLAIN (FORMAT JSON) DECLARE budget_list NO SCROLL CURSOR FOR \(statements.rows)")[0].bytes(at: 0) ?? []
+            }
+            return (header, rows)
         }
-        return try ExplainedPlan(json: json)
+        return try ExplainedPlan(header: header, rows: rows)
     }
 }

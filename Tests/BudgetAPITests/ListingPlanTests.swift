@@ -14,9 +14,9 @@ func plan(_ query: String, catalog: some FieldCatalog = DocumentCatalog(column: 
         #expect(empty.limit == nil && empty.offset == 0)
         #expect(!empty.usesPatterns)
         // Without _sort the page follows the caller's default order alone, and nothing counts the matches.
-        let statement = empty.selectPage(element: "d.body", from: "documents d", scope: "TRUE", tieBreak: "d.position").sql
-        #expect(statement.contains("d.position AS sort_last") && statement.contains("ORDER BY sort_last LIMIT ALL"))
-        #expect(!statement.contains("count(*)"))
+        let rows = empty.selectCursorRows(columns: "d.body", from: "documents d", scope: "TRUE", tieBreak: "d.position", offset: 0).sql
+        #expect(rows.contains("d.position AS sort_last") && rows.contains("ORDER BY sort_last LIMIT ALL"))
+        #expect(!empty.selectHeader(from: "documents d", scope: "TRUE").sql.contains("count(*) AS total"))
     }
 
     /// The presence test json-server 0.17's plain `field=value` carries: an unknown field filters nothing.
@@ -70,9 +70,9 @@ func plan(_ query: String, catalog: some FieldCatalog = DocumentCatalog(column: 
         #expect(sorted.ordering?.sql == "(d.doc #> $1::text[]) ASC NULLS LAST, (d.doc #> $2::text[]) DESC NULLS LAST")
         #expect(sorted.ordering?.bindings == [#"{"views"}"#, #"{"author","name"}"#])
         // The default order breaks ties after the _sort keys, so pages stay stable; a page needs the count.
-        let statement = sorted.selectPage(element: "d.body", from: "documents d", scope: "TRUE", tieBreak: "d.position").sql
-        #expect(statement.contains(#"ORDER BY "sort_1" ASC NULLS LAST, "sort_2" DESC NULLS LAST, sort_last LIMIT"#))
-        #expect(statement.contains("count(*)"))
+        let rows = sorted.selectCursorRows(columns: "d.body", from: "documents d", scope: "TRUE", tieBreak: "d.position", offset: 10).sql
+        #expect(rows.contains(#"ORDER BY "sort_1" ASC NULLS LAST, "sort_2" DESC NULLS LAST, sort_last LIMIT"#))
+        #expect(sorted.selectHeader(from: "documents d", scope: "TRUE").sql.contains("count(*) AS total"))
         #expect(sorted.limit == 5 && sorted.offset == 10)
         let slice = try plan("_start=4&_end=9")
         #expect(slice.limit == 5 && slice.offset == 4)
@@ -119,8 +119,8 @@ func plan(_ query: String, catalog: some FieldCatalog = DocumentCatalog(column: 
             #expect(!sql.contains(evil))
         }
         #expect(generic.condition.bindings.contains { $0?.contains("DROP TABLE") == true })
-        let page = generic.selectPage(element: "d.body", from: "documents d", scope: "d.collection = \("posts")", tieBreak: "d.position")
-        #expect(!page.sql.contains("DROP"))
+        let rows = generic.selectCursorRows(columns: "d.body", from: "documents d", scope: "d.collection = \("posts")", tieBreak: "d.position", offset: 0)
+        #expect(!rows.sql.contains("DROP") && !generic.selectHeader(from: "documents d", scope: "d.collection = \("posts")").sql.contains("DROP"))
         #expect(throws: APIError.self) { try plan("\(encoded)=1", catalog: ColumnCatalog.transactions) }
         #expect(throws: APIError.self) { try plan("_sort=\(encoded)", catalog: ColumnCatalog.transactions) }
     }

@@ -28,11 +28,25 @@ import Testing
     }
 
     @Test func headersByPagination() {
-        #expect(ListResponse.headers(total: 3, pagination: .none, url: Self.url).isEmpty)
-        let slice = ListResponse.headers(total: 3, pagination: .slice(start: 0, end: 2), url: Self.url)
+        #expect(ListResponse.headers(total: 3, pagination: .none, limit: nil, url: Self.url).isEmpty)
+        let slice = ListResponse.headers(total: 3, pagination: .slice(start: 0, end: 2), limit: 2, url: Self.url)
         #expect(slice.map(\.name) == ["X-Total-Count"] && slice[0].value == "3")
-        let paged = ListResponse.headers(total: 30, pagination: .page(number: 1, size: 10), url: Self.url)
+        let paged = ListResponse.headers(total: 30, pagination: .page(number: 1, size: 10), limit: 10, url: Self.url)
         #expect(paged.map(\.name) == ["X-Total-Count", "Link"])
+    }
+
+    /// A slice that `--max-rows` cut before its own end links to the rest of it; one it did not cut does not.
+    @Test func aCutSliceLinksToItsRest() {
+        let url = PageURL(host: "api.test", path: "/posts", query: [("q", "a"), ("_limit", "50")])
+        let cut = ListResponse.headers(total: 30, pagination: .slice(start: 0, end: 50), limit: 10, url: url)
+        #expect(cut.map(\.name) == ["X-Total-Count", "Link"])
+        #expect(cut.last?.value == #"<http://api.test/posts?q=a&_start=10&_end=50>; rel="next""#)
+        let open = ListResponse.headers(total: 30, pagination: .slice(start: 20, end: nil), limit: 10, url: url)
+        #expect(open.count == 1, "records 20..<30 are the last ten: nothing to link to")
+        let middle = ListResponse.headers(total: 35, pagination: .slice(start: 20, end: nil), limit: 10, url: url)
+        #expect(middle.last?.value == #"<http://api.test/posts?q=a&_start=30>; rel="next""#)
+        let whole = ListResponse.headers(total: 30, pagination: .slice(start: 0, end: 5), limit: 5, url: url)
+        #expect(whole.count == 1, "the slice ends where the client asked it to")
     }
 
     @Test func linksWithoutHostAreRelativeAndRequestURLIsRead() {

@@ -8,7 +8,10 @@ public struct TestResponse: Sendable {
     public var status: Int
     public var reason: String
     public var headers: [(name: String, value: String)]
+    /// The body; for a chunked answer, its chunks decoded and joined.
     public var body: [UInt8]
+    /// Whether the body came in chunks (`Transfer-Encoding: chunked`, RFC 9112 §7.1).
+    public var isChunked = false
 
     /// The first value of a header, compared case-insensitively.
     public func header(_ name: String) -> String? {
@@ -29,6 +32,11 @@ public struct TestResponse: Sendable {
     }
 }
 
+private enum ASCIIByte {
+    static let cr = UInt8(ascii: "\r")
+    static let lf = UInt8(ascii: "\n")
+}
+
 /// A small blocking HTTP/1.1 client over one raw TCP connection, for tests that must talk to a
 /// real socket (keep-alive, pipelining, limits, malformed framing).
 ///
@@ -40,12 +48,16 @@ public final class TestClient {
         case system(String, Int32)
         case closedByPeer
         case malformedResponse(String)
+        /// The connection ended inside a chunked body, before its last chunk: the answer is incomplete.
+        case incompleteChunkedBody(head: TestResponse, received: [UInt8])
 
         public var description: String {
             switch self {
             case .system(let call, let code): "\(call) failed: \(String(cString: strerror(code)))"
             case .closedByPeer: "the server closed the connection"
             case .malformedResponse(let why): "malformed response: \(why)"
+            case .incompleteChunkedBody(let head, let received):
+                "the connection ended inside the chunked body of a \(head.status) after \(received.count) bytes, before its last chunk"
             }
         }
     }
@@ -115,9 +127,28 @@ public final class TestClient {
         return try readResponse(toHead: method == "HEAD")
     }
 
-    /// Reads one response (an interim 1xx counts as one); the body is framed by Content-Length,
-    /// absent for HEAD, 1xx, 204 and 304, and read to the end of the stream when there is no length.
+    /// Reads one response (an interim 1xx counts as one); the body is framed by Content-Length or chunked
+    /// (decoded), absent for HEAD, 1xx, 204 and 304, and read to the end of the stream when there is neither.
     public func readResponse(toHead isHead: Bool = false) throws -> TestResponse {
+        var response = try readHead()
+        let status = response.status
+        if isHead || (100..<200).contains(status) || status == 204 || status == 304 { return response }
+        if response.isChunked {
+            response.body = try readChunkedBody(of: response)
+        } else if let length = response.header("Content-Length").flatMap(Int.init) {
+            while buffer.count < length { try fill() }
+            response.body = Array(buffer[..<length])
+            buffer.removeFirst(length)
+        } else {
+            while (try? fill()) != nil {}
+            response.body = buffer
+            buffer = []
+        }
+        return response
+    }
+
+    /// Reads one head of a response and stops: for tests that read its body themselves (slowly, or never).
+    public func readHead() throws -> TestResponse {
         let headEnd = try readUntil(Array("\r\n\r\n".utf8))
         let headText = String(decoding: buffer[..<headEnd], as: UTF8.self)
         buffer.removeFirst(headEnd + 4)
@@ -132,17 +163,50 @@ public final class TestClient {
             let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
             response.headers.append((name: String(line[..<colon]), value: value))
         }
-        if isHead || (100..<200).contains(status) || status == 204 || status == 304 { return response }
-        if let length = response.header("Content-Length").flatMap(Int.init) {
-            while buffer.count < length { try fill() }
-            response.body = Array(buffer[..<length])
-            buffer.removeFirst(length)
-        } else {
-            while (try? fill()) != nil {}
-            response.body = buffer
-            buffer = []
-        }
+        response.isChunked = response.header("Transfer-Encoding")?.lowercased() == "chunked"
         return response
+    }
+
+    /// Reads the rest of a chunked body whose head `readHead()` read: the chunks decoded and joined.
+    /// Throws `incompleteChunkedBody` when the connection ends before the last chunk.
+    ///
+    /// - Parameter readSize: the most bytes one read takes from the socket: a small one makes a slow reader,
+    ///   which keeps the server's socket buffer full.
+    public func readChunkedBody(of head: TestResponse, readSize: Int = 65536) throws -> [UInt8] {
+        var body: [UInt8] = []
+        do {
+            while true {
+                let lineEnd = try readUntil(Array("\r\n".utf8), readSize: readSize)
+                let sizeText = String(decoding: buffer[..<lineEnd], as: UTF8.self).split(separator: ";").first ?? ""
+                guard let size = Int(sizeText.trimmingCharacters(in: .whitespaces), radix: 16) else {
+                    throw Failure.malformedResponse("chunk size line \(sizeText)")
+                }
+                buffer.removeFirst(lineEnd + 2)
+                if size == 0 {
+                    // The trailer section, empty here, ends with an empty line.
+                    let trailerEnd = try readUntil(Array("\r\n".utf8), readSize: readSize)
+                    buffer.removeFirst(trailerEnd + 2)
+                    return body
+                }
+                while buffer.count < size + 2 { try fill(upTo: readSize) }
+                body += buffer[..<size]
+                guard buffer[size] == ASCIIByte.cr, buffer[size + 1] == ASCIIByte.lf else {
+                    throw Failure.malformedResponse("chunk of \(size) bytes not followed by CRLF")
+                }
+                buffer.removeFirst(size + 2)
+            }
+        } catch Failure.closedByPeer {
+            throw Failure.incompleteChunkedBody(head: head, received: body + buffer)
+        }
+    }
+
+    /// Reads at most `count` more bytes of whatever the server sent, without framing: for a test that reads
+    /// slowly. Answers fewer at the end of the stream.
+    public func readRaw(upTo count: Int) throws -> [UInt8] {
+        if buffer.isEmpty { try fill(upTo: count) }
+        let taken = Array(buffer.prefix(count))
+        buffer.removeFirst(taken.count)
+        return taken
     }
 
     /// True when the server has closed the connection (reads end of stream) within the timeout.
@@ -152,7 +216,7 @@ public final class TestClient {
         }
     }
 
-    private func readUntil(_ marker: [UInt8]) throws -> Int {
+    private func readUntil(_ marker: [UInt8], readSize: Int = 65536) throws -> Int {
         var searchFrom = 0
         while true {
             if buffer.count >= marker.count {
@@ -161,12 +225,12 @@ public final class TestClient {
                 }
                 searchFrom = buffer.count - marker.count + 1
             }
-            try fill()
+            try fill(upTo: readSize)
         }
     }
 
-    private func fill() throws {
-        var chunk = [UInt8](repeating: 0, count: 65536)
+    private func fill(upTo limit: Int = 65536) throws {
+        var chunk = [UInt8](repeating: 0, count: limit)
         let count = chunk.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
         // A reset after the server's last answer still means "closed" to a test.
         if count == 0 || (count < 0 && errno == ECONNRESET) { throw Failure.closedByPeer }

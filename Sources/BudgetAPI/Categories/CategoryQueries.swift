@@ -32,12 +32,6 @@ enum CategoryQueries {
         "(SELECT \(json(embeddingTransactions: false)) FROM categories c \(balance) WHERE \(condition))"
     }
 
-    /// Every category in id order, as one JSON array (what `export` writes).
-    static func list(embeddingTransactions: Bool) -> Query {
-        let element = json(embeddingTransactions: embeddingTransactions)
-        return "SELECT \(SQLFragments.jsonArray(of: element, orderBy: "c.id")) FROM \(source)"
-    }
-
     /// What category lists select from: each row `c` with its balance `b`.
     static let source: Query = "categories c \(balance)"
 

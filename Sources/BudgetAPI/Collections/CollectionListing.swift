@@ -4,7 +4,8 @@ import Postgres
 /// How a list request on a generic collection is answered: the query language of docs/json-server.md over `documents.doc`.
 ///
 /// Filters, sorting and pages come from `Listing/` (every generic field is a bound jsonb path); without them
-/// the records come in creation order, as json-server keeps its arrays.
+/// the records come in creation order, as json-server keeps its arrays. The records are read through a cursor
+/// and streamed when the list is large (`ListAnswer.start`).
 struct CollectionListing: Sendable {
     /// Lists select documents as `d`; creation order breaks ties of `_sort`.
     private static let source: Query = "documents d"
@@ -18,26 +19,33 @@ struct CollectionListing: Sendable {
     private let expands: [String]
 
     /// - Parameter collection: the collection whose records are listed (for a nested route, the children's).
-    init(request: Request, collection: String) throws {
-        answer = try ListAnswer(request: request, catalog: DocumentCatalog(column: "d.doc", collection: collection))
+    init(request: Request, collection: String, maxRows: Int?) throws {
+        answer = try ListAnswer(request: request, catalog: DocumentCatalog(column: "d.doc", collection: collection), maxRows: maxRows)
         self.collection = collection
         (embeds, expands) = (answer.query.embeds, answer.query.expands)
     }
 
-    /// The records of the collection that the query picks.
-    func response(on connection: Connection) throws -> Response {
-        try response(scope: Self.scope(listing: collection), on: connection)
+    /// Begins the answer with the records of the collection that the query picks.
+    func start(on connection: Connection) throws -> StreamedStart {
+        try start(scope: Self.scope(listing: collection), on: connection)
     }
 
-    /// The records of the collection whose `field` names `parent` (a nested route's children).
-    func response(childrenOf parent: DocumentID, field: String, on connection: Connection) throws -> Response {
+    /// Begins the answer with the records of the collection whose `field` names `parent` (a nested route's children).
+    func start(childrenOf parent: DocumentID, field: String, on connection: Connection) throws -> StreamedStart {
         let scope: Query = "d.collection = \(collection) AND \(DocumentQueries.references(parent, field: field))"
-        return try response(scope: scope, on: connection)
+        return try start(scope: scope, on: connection)
     }
 
-    /// The statement a list runs: the plan's page of the rows in `scope`, each with `relations` appended.
-    func statement(scope: Query, relations: [DocumentRelation]) -> Query {
-        answer.plan.selectPage(element: DocumentQueries.body(with: relations), from: Self.source, scope: scope, tieBreak: Self.tieBreak)
+    /// The two statements a list of the rows in `scope` runs, each record with `relations` appended: its
+    /// header and its cursor's rows (for a `total` of 0; only the envelope's offset depends on it).
+    func statements(scope: Query, relations: [DocumentRelation]) -> (header: Query, rows: Query) {
+        let target = target(scope: scope, relations: relations)
+        return (answer.headerStatement(target), answer.rowsStatement(target, total: 0))
+    }
+
+    /// What a list of the rows in `scope` selects, each with `relations` appended.
+    private func target(scope: Query, relations: [DocumentRelation]) -> ListTarget {
+        ListTarget(element: .rendered(DocumentQueries.body(with: relations)), source: Self.source, scope: scope, tieBreak: Self.tieBreak)
     }
 
     /// The rows of a plain (not nested) list of `collection`.
@@ -45,9 +53,8 @@ struct CollectionListing: Sendable {
         "d.collection = \(collection)"
     }
 
-    private func response(scope: Query, on connection: Connection) throws -> Response {
+    private func start(scope: Query, on connection: Connection) throws -> StreamedStart {
         let relations = try DocumentStore(connection: connection).relations(embeds: embeds, expands: expands, on: collection)
-        let element = ListElement.rendered(DocumentQueries.body(with: relations))
-        return try answer.response(element: element, from: Self.source, scope: scope, tieBreak: Self.tieBreak, on: connection)
+        return try answer.start(target(scope: scope, relations: relations), on: connection)
     }
 }

@@ -26,12 +26,13 @@ struct CollectionRoutes: Sendable {
     /// A plural collection's records in creation order, or a singular resource's object.
     func readCollection(_ request: Request, database: Database) async throws -> Response {
         let name = try request.parameters.require("name")
-        return try await database.transaction { connection in
+        let maxRows = database.streams.maxRows
+        return try await database.streamedAnswer { connection in
             let store = DocumentStore(connection: connection)
             switch try store.kind(of: name) {
             // A singular resource has no list to query, so list parameters cannot be wrong for it.
-            case .plural: return try CollectionListing(request: request, collection: name).response(on: connection)
-            case .singular: return .json(try store.singular(name))
+            case .plural: return try CollectionListing(request: request, collection: name, maxRows: maxRows).start(on: connection)
+            case .singular: return .answer(.json(try store.singular(name)))
             }
         }
     }

@@ -12,6 +12,14 @@ enum DocumentQueries {
     /// Every collection name in the order the collections were defined.
     static let names: Query = "SELECT name FROM collections ORDER BY created_at, name"
 
+    /// Every collection's name and kind (`CollectionKind`), in the order the collections were defined.
+    static let namesAndKinds: Query = "SELECT name, kind FROM collections ORDER BY created_at, name"
+
+    /// The bodies of a plural collection's records, in creation order, as text.
+    static func bodies(of collection: String) -> Query {
+        "SELECT d.body::text FROM documents d WHERE d.collection = \(collection) ORDER BY d.position"
+    }
+
     /// Defines a collection; `clock_timestamp()` rather than `now()` keeps a seed file's order within one transaction.
     static func define(_ collection: String, kind: CollectionKind, nextID: Int64) -> Query {
         """

@@ -14,10 +14,10 @@ struct NestedCollectionRoutes: Sendable {
 
     func list(_ request: Request, database: Database) async throws -> Response {
         let path = try NestedPath(request)
-        let listing = try CollectionListing(request: request, collection: path.child)
-        return try await database.transaction { connection in
+        let listing = try CollectionListing(request: request, collection: path.child, maxRows: database.streams.maxRows)
+        return try await database.streamedAnswer { connection in
             let parentID = try path.parentID(on: connection)
-            return try listing.response(childrenOf: parentID, field: path.foreignKey, on: connection)
+            return try listing.start(childrenOf: parentID, field: path.foreignKey, on: connection)
         }
     }
 

@@ -6,22 +6,26 @@ struct WholeDatabaseRoutes: Sendable {
     let allowReset: Bool
 
     func register(in router: inout Router<Database>) {
-        router.get("/db") { _, database in try await read(database: database) }
-        router.put("/db") { request, database in try await replace(request, database: database) }
+        router.get(Self.path) { request, database in try await read(request, database: database) }
+        router.put(Self.path) { request, database in try await replace(request, database: database) }
     }
 
-    /// One snapshot of every table, in the shape `budget-server export` prints.
-    func read(database: Database) async throws -> Response {
-        // REPEATABLE READ: the export takes several statements, and all of them (and X-Sync-Seq) must see one snapshot.
-        let snapshot = try await database.run { connection in
-            try connection.transaction(isolation: .repeatableRead) { connection in
-                let exported = try Exporter.export(connection)
-                let position = try connection.query("SELECT \(ChangeFeedQueries.position)")[0].decode(Int64.self, at: 0)
-                return SnapshotJSON(json: exported, syncSeq: position)
-            }
+    /// One snapshot of every table, in the shape `budget-server export` prints, streamed when it is large.
+    func read(_ request: Request, database: Database) async throws -> Response {
+        let condition = try request.entityTagCondition("If-None-Match")
+        // One snapshot (Database.streamedAnswer's REPEATABLE READ): the export takes many statements, and all
+        // of them, X-Sync-Seq and the data version too, must see the same data.
+        return try await database.streamedAnswer { connection in
+            let row = try connection.query("SELECT \(ChangeFeedQueries.position), \(ChangeFeedQueries.dataVersion)")[0]
+            var head = Response.json([])
+            head.syncSeq = try row.decode(Int64.self, at: 0)
+            let tag = ListValidator.tag(identity: [Self.path], version: try row.decode(String.self, at: 1))
+            if ListValidator.isNotModified(condition, tag: tag) { return .answer(ListValidator.notModified(head, tag: tag)) }
+            return .body(head, weakTag: tag, source: try Exporter(on: connection))
         }
-        return .json(snapshot)
     }
+
+    static let path = "/db"
 
     /// Replaces everything with the body, all or nothing; client test suites reset their remote this way.
     func replace(_ request: Request, database: Database) async throws -> Response {

@@ -2,82 +2,140 @@ import HTTPServer
 import Postgres
 
 /// A list request planned against a catalog, and its answer: the page of records with `X-Total-Count` and
-/// `Link`, or the 1.x envelope (docs/json-server.md, the query language).
+/// `Link`, or the 1.x envelope (docs/json-server.md, the query language), held whole when it is small and
+/// streamed as its rows arrive when it is not (docs/api.md, Large answers).
 struct ListAnswer: Sendable {
     /// How long a list with regular expressions or `q=` may run, so a hostile pattern cannot hold a connection.
     static let patternTimeout = "2s"
+    /// A typed list of at most this many records is read whole, by one statement on the event loop's own
+    /// connection, as every list was before lists streamed: the common list pays nothing for streaming. A
+    /// typed record has bounded fields (docs/api.md), so this holds at most a few megabytes, usually under 200 KB.
+    static let probeRows = 1000
 
     let query: ListQuery
     let plan: ListPlan
     private let url: PageURL
+    /// The request's `If-None-Match`, for a 304 decided before any record is read (a weak tag's).
+    private let condition: EntityTagCondition?
+    /// What the answer's content depends on besides the data: the parts of its weak tag (`ListValidator`).
+    private let identity: [String]
 
-    init(request: Request, catalog: some FieldCatalog) throws {
+    /// - Parameter maxRows: `--max-rows`, the most records any list answers; nil for no cap.
+    init(request: Request, catalog: some FieldCatalog, maxRows: Int? = nil) throws {
         query = try ListQuery.parse(request.query)
-        plan = try ListPlan(query, catalog: catalog)
+        plan = try ListPlan(query, catalog: catalog, maxRows: maxRows)
         url = PageURL(request)
+        condition = try request.entityTagCondition("If-None-Match")
+        identity = [request.path, String(reflecting: query), "\(maxRows ?? 0)", "\(StreamSettings.bufferedBytes)", url.origin]
     }
 
-    /// Whether the statement must run inside a transaction, for its `SET LOCAL statement_timeout`.
-    var needsTransaction: Bool { plan.usesPatterns }
+    /// The statement that reads a typed list whole if it has at most `probeRows` records: `ListPlan.selectRows`,
+    /// with the data version as one more header column when the request holds an entity tag that could be a
+    /// streamed list's weak one.
+    func probeStatement(_ record: PlainRecord, _ target: ListTarget) -> Query {
+        plan.selectRows(
+            columns: record.columns, from: target.source, scope: target.scope, tieBreak: target.tieBreak,
+            ownerExists: target.owner?.exists ?? "TRUE", limit: Self.probeRows + 1, version: wantsVersion ? ChangeFeedQueries.dataVersion : nil)
+    }
 
-    /// The list statement: `ListPlan.selectRows` for plain records, else `ListPlan.selectPage`.
-    func statement(element: ListElement, from source: Query, scope: Query, tieBreak: Query, ownerExists: Query?) -> Query {
-        switch element {
-        case .plain(let record):
-            plan.selectRows(columns: record.columns, from: source, scope: scope, tieBreak: tieBreak, ownerExists: ownerExists ?? "TRUE")
-        case .rendered(let element):
-            plan.selectPage(element: element, from: source, scope: scope, tieBreak: tieBreak, ownerExists: ownerExists ?? "TRUE")
+    /// Whether the request's `If-None-Match` names a tag at all: only then is the data version worth reading
+    /// in the probe.
+    private var wantsVersion: Bool {
+        if case .tags = condition { true } else { false }
+    }
+
+    /// The answer from `probeStatement`'s rows, or nil when the list has more than `probeRows` records (then it
+    /// is read through a cursor: `start`). Throws the owner's error when the statement says it does not exist.
+    func probed(_ result: QueryResult, _ record: PlainRecord, _ target: ListTarget) throws -> Response? {
+        // A row per record: total, position, ownerExists, [version], then the record's columns.
+        let row = result[0]
+        if let owner = target.owner, try !row.decode(Bool.self, at: 2) { throw owner.missing }
+        let (total, syncSeq) = (Int(try row.decode(Int64.self, at: 0)), try row.decode(Int64.self, at: 1))
+        guard result.count <= Self.probeRows else {
+            guard wantsVersion else { return nil }
+            let tag = ListValidator.tag(identity: identity, version: try row.decode(String.self, at: 3))
+            return isNotModified(tag) ? notModified(head(total: total, syncSeq: syncSeq), tag: tag) : nil
         }
+        var response = head(total: total, syncSeq: syncSeq)
+        response.body = ListResponse.body(total: total, pagination: plan.pagination, data: record.jsonArray(result, from: wantsVersion ? 4 : 3))
+        return response
     }
 
-    /// Runs the list statement on `connection`, inside the caller's transaction when the plan needs one (see
-    /// `needsTransaction`), and builds the response.
-    func response(
-        element: ListElement, from source: Query, scope: Query, tieBreak: Query,
-        owner: (exists: Query, missing: any Error)? = nil, on connection: Connection
-    ) throws -> Response {
-        let statement = statement(element: element, from: source, scope: scope, tieBreak: tieBreak, ownerExists: owner?.exists)
-        return try response(from: run(statement, on: connection), element: element, missingOwner: owner?.missing)
-    }
-
-    /// Runs `statement`, under the short timeout of patterns when the plan has them.
-    func run(_ statement: Query, on connection: Connection) throws -> QueryResult {
+    /// Begins the answer on `connection`, in the snapshot of `Database.streamedAnswer`'s transaction: the header
+    /// (count, feed position, data version, owner) in one statement, then a cursor over the records.
+    func start(_ target: ListTarget, on connection: Connection) throws -> StreamedStart {
         if plan.usesPatterns {
-            // SET LOCAL ends with the caller's transaction, so the pooled connection gets its default back.
+            // SET LOCAL ends with the transaction; every FETCH is a statement of its own, each under the timeout.
             try connection.execute(script: "SET LOCAL statement_timeout = '\(Self.patternTimeout)'")
         }
-        return try connection.query(statement)
+        let header = try connection.query(headerStatement(target))[0]
+        if let owner = target.owner, try !header.decode(Bool.self, at: 3) { throw owner.missing }
+        let total = Int(try header.decode(Int64.self, at: 0))
+        let head = head(total: total, syncSeq: try header.decode(Int64.self, at: 1))
+        let tag = ListValidator.tag(identity: identity, version: try header.decode(String.self, at: 2))
+        if isNotModified(tag) { return .answer(notModified(head, tag: tag)) }
+        let rows = rowsStatement(target, total: total)
+        let (opening, closing) = ListResponse.wrapping(total: total, pagination: plan.pagination)
+        let source = ListRows(
+            cursor: try Cursor("budget_list", for: rows, on: connection), element: target.element,
+            opening: opening + [UInt8(ascii: "[")], closing: [UInt8(ascii: "]")] + closing)
+        return .body(head, weakTag: tag, source: source)
     }
 
-    /// Builds the response from what `statement(element:…)` answered; throws `missingOwner` when it says the
-    /// owner does not exist.
-    func response(from result: QueryResult, element: ListElement, missingOwner: (any Error)?) throws -> Response {
-        let row = result[0]
-        switch element {
-        case .rendered:
-            // One row: total, the JSON array, position, ownerExists.
-            if let missingOwner, try !row.decode(Bool.self, at: 3) { throw missingOwner }
-            return try response(
-                total: row.decode(Int64.self, at: 0), syncSeq: row.decode(Int64.self, at: 2),
-                records: row.bytes(at: 1) ?? Array("[]".utf8))
-        case .plain(let record):
-            // A row per record: total, position, ownerExists, then the record's columns.
-            if let missingOwner, try !row.decode(Bool.self, at: 2) { throw missingOwner }
-            return try response(
-                total: row.decode(Int64.self, at: 0), syncSeq: row.decode(Int64.self, at: 1),
-                records: record.jsonArray(result, from: 3))
+    /// The statement of `start`'s header: total, feed position, data version, ownerExists.
+    func headerStatement(_ target: ListTarget) -> Query {
+        plan.selectHeader(from: target.source, scope: target.scope, ownerExists: target.owner?.exists ?? "TRUE")
+    }
+
+    /// The statement `start`'s cursor reads the records with, given the `total` its header counted.
+    func rowsStatement(_ target: ListTarget, total: Int) -> Query {
+        let columns: Query = switch target.element {
+        case .plain(let record): record.columns
+        case .rendered(let element): "(\(element))::text"
         }
+        return plan.selectCursorRows(
+            columns: columns, from: target.source, scope: target.scope, tieBreak: target.tieBreak, offset: plan.offset(total: total))
     }
 
-    private func response(total: Int64, syncSeq: Int64, records: [UInt8]) -> Response {
-        let total = Int(total)
-        var response = Response.json(ListResponse.body(total: total, pagination: plan.pagination, data: records))
+    /// The answer's status and headers, without a body: `Content-Type`, `X-Sync-Seq`, `X-Total-Count`, `Link`.
+    private func head(total: Int, syncSeq: Int64) -> Response {
+        var response = Response.json([])
         response.syncSeq = syncSeq
-        for header in ListResponse.headers(total: total, pagination: plan.pagination, url: url) {
+        for header in ListResponse.headers(total: total, pagination: plan.pagination, limit: plan.limit, url: url) {
             response.headers.replaceOrAdd(header.name, header.value)
         }
         return response
     }
+
+    private func isNotModified(_ tag: EntityTag) -> Bool {
+        ListValidator.isNotModified(condition, tag: tag)
+    }
+
+    private func notModified(_ head: Response, tag: EntityTag) -> Response {
+        ListValidator.notModified(head, tag: tag)
+    }
+}
+
+/// Which rows a list answers and how each becomes JSON: the pieces its statements are made of.
+struct ListTarget: Sendable {
+    /// What the list answers per record.
+    var element: ListElement
+    /// The FROM list, e.g. `documents d` (program text only).
+    var source: Query
+    /// Which rows belong to the list at all, e.g. `d.collection = \(name)`; bound values welcome.
+    var scope: Query = "TRUE"
+    /// The default order, which also breaks ties of `_sort`, e.g. `d.position`.
+    var tieBreak: Query
+    /// For a nested list, whether its parent exists and what to throw when it does not, answered by the
+    /// list's own statement, so a 404 costs no extra round trip.
+    var owner: ListOwner?
+}
+
+/// The parent of a nested list.
+struct ListOwner: Sendable {
+    /// A boolean SQL expression, e.g. `EXISTS (SELECT 1 FROM categories WHERE id = 7)`.
+    var exists: Query
+    var missing: any Error & Sendable
 }
 
 /// What a list answers per record: plain columns that Swift renders, or JSON that SQL rendered.
@@ -90,17 +148,58 @@ enum ListElement: Sendable {
     case rendered(Query)
 }
 
+/// A list's records read through its cursor, rendered a batch at a time: the JSON array (inside the
+/// envelope's members when there is one), never more than one batch of it in memory.
+///
+/// `@unchecked Sendable` as every `ChunkSource`: one job at a time, in order.
+final class ListRows: ChunkSource, @unchecked Sendable {
+    private var cursor: Cursor
+    private let element: ListElement
+    /// What comes before the first record, sent with the first piece.
+    private var opening: [UInt8]
+    private let closing: [UInt8]
+    private var hasRecords = false
+    private var isComplete = false
+
+    init(cursor: Cursor, element: ListElement, opening: [UInt8], closing: [UInt8]) {
+        self.cursor = cursor
+        self.element = element
+        self.opening = opening
+        self.closing = closing
+    }
+
+    func next(on connection: Connection) throws -> [UInt8]? {
+        guard !isComplete else { return nil }
+        var piece = opening
+        opening = []
+        if let rows = try cursor.fetch(on: connection) {
+            piece.reserveCapacity(piece.count + rows.valueBytes + rows.count * 64)
+            for row in rows {
+                if hasRecords { piece.append(UInt8(ascii: ",")) }
+                hasRecords = true
+                switch element {
+                case .plain(let record): record.append(row, from: 0, to: &piece)
+                case .rendered: row.withBytes(at: 0) { piece.append(contentsOf: $0 ?? UnsafeRawBufferPointer(start: nil, count: 0)) }
+                }
+            }
+        }
+        if cursor.isExhausted {
+            isComplete = true
+            piece += closing
+        }
+        return piece
+    }
+}
+
 extension Database {
-    /// Answers a list with one statement; in a transaction only when the plan needs one, else on the event
-    /// loop's own connection (`Database.query`).
-    func list(
-        _ answer: ListAnswer, element: ListElement, from source: Query, scope: Query = "TRUE", tieBreak: Query,
-        owner: (exists: Query, missing: any Error & Sendable)? = nil
-    ) async throws -> Response {
-        let statement = answer.statement(element: element, from: source, scope: scope, tieBreak: tieBreak, ownerExists: owner?.exists)
-        let result = try await answer.needsTransaction
-            ? transaction { connection in try answer.run(statement, on: connection) }
-            : query(statement)
-        return try answer.response(from: result, element: element, missingOwner: owner?.missing)
+    /// Answers a list: a typed list without patterns first tries to read itself whole in one statement on the
+    /// event loop's own connection (`ListAnswer.probeRows`); anything else, and a typed list with more records,
+    /// is read through a cursor on the stream pool and streamed when it is large (`streamedAnswer`).
+    func list(_ answer: ListAnswer, _ target: ListTarget) async throws -> Response {
+        if case .plain(let record) = target.element, !answer.plan.usesPatterns, !isInTransaction,
+           let response = try answer.probed(await query(answer.probeStatement(record, target)), record, target) {
+            return response
+        }
+        return try await streamedAnswer { connection in try answer.start(target, on: connection) }
     }
 }

@@ -1,45 +1,62 @@
 import Postgres
 
 extension ListPlan {
-    /// One statement answering one row: the number of matching records (bigint; 0 when no pagination asked for
-    /// it), the requested page of them as a compact JSON array (text), in order, the change feed position
-    /// of the same snapshot (bigint, for `X-Sync-Seq`), and `ownerExists` (boolean).
-    ///
-    /// - Parameters:
-    ///   - element: SQL for one record's JSON over the source's alias, e.g. `d.body`; bound values welcome
-    ///     (generic `_embed` binds collection and member names here). PostgreSQL evaluates it for the rows up to
-    ///     the page's end (the skipped offset included), never for the count.
-    ///   - source: the FROM list, e.g. `documents d` (program text only).
-    ///   - scope: which rows belong to the list at all, e.g. `d.collection = \(name)`; bound values welcome.
-    ///   - tieBreak: the default order, one expression appended after the `_sort` keys, e.g. `d.position`.
-    ///   - ownerExists: for a nested list, whether its parent record exists, e.g. `EXISTS (SELECT 1 FROM categories
-    ///     WHERE id = 7)`; answered by the same statement, so a 404 costs no extra round trip.
-    func selectPage(element: Query, from source: Query, scope: Query, tieBreak: Query, ownerExists: Query = "TRUE") -> Query {
-        let page = PageParts(self, from: source, scope: scope, tieBreak: tieBreak)
-        // The sort keys leave the subquery as columns, so string_agg can order by them again rather than rely on
-        // row arrival order. A window function (row_number) would sit between LIMIT and the sort and cost the
-        // bounded top-N sort: `_sort=views&_limit=10` on 100k records went from a heap of 10 to a sort on disk.
-        return """
-            SELECT matched.total, (SELECT coalesce('[' || string_agg(page.element::text, ',' ORDER BY \(page.order("page."))) \
-            || ']', '[]') FROM (SELECT \(element) AS element\(page.rows)) page), \(ChangeFeedQueries.position), \(ownerExists) \
-            FROM (\(page.counting)) matched
-            """
-    }
-
-    /// The page as plain rows, for Swift to render: one row per record, in order, each starting with the
-    /// header columns of `selectPage` (total, change feed position, `ownerExists`), then `columns`, then the
+    /// The page as plain rows, for Swift to render, in one statement: one row per record, in order, each
+    /// starting with the header columns (the number of matching records, bigint, 0 when no pagination asked for
+    /// it; the change feed position of the same snapshot, bigint, for `X-Sync-Seq`; `ownerExists`, boolean,
+    /// whether a nested list's parent exists, so a 404 costs no extra round trip), then `columns`, then the
     /// sort keys. An empty page answers one row whose record columns are NULL, so the header still arrives.
     ///
     /// The header is a MATERIALIZED CTE so that the count and the owner check run once, whatever the planner
     /// makes of the join. The rows are sorted again outside the join: PostgreSQL promises no order otherwise.
-    func selectRows(columns: Query, from source: Query, scope: Query, tieBreak: Query, ownerExists: Query = "TRUE") -> Query {
-        let page = PageParts(self, from: source, scope: scope, tieBreak: tieBreak)
+    ///
+    /// - Parameters:
+    ///   - limit: the most rows to answer, when fewer than the plan's (`ListAnswer`'s probe of a typed list).
+    ///   - version: an expression for one more header column after `ownerExists`, e.g. the data version a weak
+    ///     `ETag` is made of (`ChangeFeedQueries.dataVersion`); the record columns then start one later.
+    func selectRows(
+        columns: Query, from source: Query, scope: Query, tieBreak: Query, ownerExists: Query = "TRUE", limit: Int? = nil,
+        version: Query? = nil
+    ) -> Query {
+        let page = PageParts(self, from: source, scope: scope, tieBreak: tieBreak, limit: limit.map { min($0, self.limit ?? $0) } ?? self.limit)
+        let versionColumn: Query = version.map { ", \($0) AS version" } ?? ""
+        let selectedVersion: Query = version == nil ? "" : ", matched.version"
         return """
             WITH matched AS MATERIALIZED (\
-            SELECT total, \(ChangeFeedQueries.position) AS position, \(ownerExists) AS owner_exists FROM (\(page.counting)) counted) \
-            SELECT matched.total, matched.position, matched.owner_exists, page.* FROM matched \
+            SELECT total, \(ChangeFeedQueries.position) AS position, \(ownerExists) AS owner_exists\(versionColumn) FROM (\(page.counting)) counted) \
+            SELECT matched.total, matched.position, matched.owner_exists\(selectedVersion), page.* FROM matched \
             LEFT JOIN LATERAL (SELECT \(columns)\(page.rows)) page ON true ORDER BY \(page.order("page."))
             """
+    }
+
+    /// The header of a list whose rows a cursor reads (`selectCursorRows`), in the same snapshot: one row of
+    /// the number of matching records (bigint; 0 when no pagination asked for it), the change feed position
+    /// (bigint), the data version of a weak `ETag` (`ChangeFeedQueries.dataVersion`, text) and `ownerExists`.
+    func selectHeader(from source: Query, scope: Query, ownerExists: Query = "TRUE") -> Query {
+        let counting = PageParts(self, from: source, scope: scope, tieBreak: "NULL", limit: limit).counting
+        return """
+            SELECT counted.total, \(ChangeFeedQueries.position), \(ChangeFeedQueries.dataVersion), \(ownerExists) \
+            FROM (\(counting)) counted
+            """
+    }
+
+    /// The page's rows alone, in order, for a cursor: `columns`, then the sort keys. `offset` replaces the plan's
+    /// own, for the envelope's page clamped by the total the header counted (`offset(total:)`).
+    ///
+    /// No join and no ORDER BY outside the rows' own, so PostgreSQL can hand out the first rows before it has
+    /// read the last (an index in the sort's order; a cursor's plan favours that).
+    func selectCursorRows(columns: Query, from source: Query, scope: Query, tieBreak: Query, offset: Int) -> Query {
+        let page = PageParts(self, from: source, scope: scope, tieBreak: tieBreak, limit: limit, offset: offset)
+        return "SELECT \(columns)\(page.rows)"
+    }
+
+    /// How many matching records the page skips, given their `total`: the plan's offset, or for the envelope
+    /// the requested page clamped into `1…pages` as json-server 1.x does (`ListResponse.envelope`).
+    func offset(total: Int) -> Int {
+        guard case .envelope(let page, let perPage) = pagination else { return offset }
+        let size = max(1, perPage)
+        let pages = max(1, (total + size - 1) / size)
+        return (max(1, min(page, pages)) - 1) * size
     }
 }
 
@@ -52,11 +69,16 @@ private struct PageParts {
     let rows: Query
     private let keys: [(column: Query, direction: Query)]
 
-    init(_ plan: ListPlan, from source: Query, scope: Query, tieBreak: Query) {
+    /// - Parameters:
+    ///   - limit: the most rows; nil for all.
+    ///   - offset: rows to skip, when known; nil takes the plan's (for the envelope, clamped in SQL by `matched.total`).
+    init(_ plan: ListPlan, from source: Query, scope: Query, tieBreak: Query, limit: Int?, offset: Int? = nil) {
         let matching: Query = "FROM \(source) WHERE (\(scope)) AND \(plan.condition)"
-        let limitClause: Query = plan.limit.map { "LIMIT \($0)::bigint" } ?? "LIMIT ALL"
+        let limitClause: Query = limit.map { "LIMIT \($0)::bigint" } ?? "LIMIT ALL"
         let offsetClause: Query
-        if case .envelope(let page, let perPage) = plan.pagination {
+        if let offset {
+            offsetClause = "OFFSET \(offset)::bigint"
+        } else if case .envelope(let page, let perPage) = plan.pagination {
             // json-server 1.x clamps the page into 1…pages, where pages = max(1, ceil(items / perPage)).
             offsetClause = """
                 OFFSET (least(\(page)::bigint, greatest(1, (matched.total + \(perPage)::bigint - 1) / \(perPage)::bigint)) - 1) \

@@ -3,7 +3,8 @@ import Postgres
 /// A `ListQuery` checked against a `FieldCatalog` and turned into SQL pieces with bound parameters.
 ///
 /// Field names never become SQL text: typed fields come from the catalog's allow-list, generic ones are bound
-/// text[] paths. `selectPage` assembles the usual list statement; callers with other needs use the pieces.
+/// text[] paths. `selectRows` assembles the statement that reads a list whole, `selectHeader` and
+/// `selectCursorRows` the two that read it through a cursor; callers with other needs use the pieces.
 struct ListPlan: Sendable {
     /// A boolean SQL expression; `TRUE` when nothing is filtered.
     var condition: Query
@@ -12,14 +13,18 @@ struct ListPlan: Sendable {
     /// How many records to answer; nil means all.
     var limit: Int?
     /// How many matching records to skip; for the 1.x envelope this is the requested page's offset, before
-    /// clamping to the last page (`selectPage` clamps in SQL, `ListResponse.envelope` the same way).
+    /// clamping to the last page (`offset(total:)` and `selectRows` clamp it, `ListResponse.envelope` the same way).
     var offset: Int
     /// Regular expressions or substring search are present: run under a short statement timeout (docs/operations.md, Limits).
     var usesPatterns: Bool
     /// What the answer must carry besides the records: X-Total-Count, Link, or the envelope.
     var pagination: Pagination
 
-    init(_ query: ListQuery, catalog: some FieldCatalog) throws {
+    /// - Parameter maxRows: `--max-rows`, the most records any list answers (docs/configuration.md). A page
+    ///   (`_page`, `_per_page`) larger than that shrinks to it, so its links and the envelope's numbers count
+    ///   pages of that size; a list without pagination becomes the slice `_start=0` of that many records, and a
+    ///   slice is cut to it, both with `X-Total-Count` and, when cut, a `Link` to the rest (`ListResponse.headers`).
+    init(_ query: ListQuery, catalog: some FieldCatalog, maxRows: Int? = nil) throws {
         var usesPatterns = false
         var condition = try Self.sql(for: query.filter, catalog: catalog, usesPatterns: &usesPatterns)
         if let search = query.search {
@@ -46,12 +51,21 @@ struct ListPlan: Sendable {
             return SortItem(expression: expression, isDescending: key.isDescending)
         }
         pagination = query.pagination
-        switch query.pagination {
+        if let maxRows {
+            switch pagination {
+            case .none: pagination = .slice(start: 0, end: nil)
+            case .slice: break
+            case .page(let number, let size): pagination = .page(number: number, size: min(size, maxRows))
+            case .envelope(let page, let perPage): pagination = .envelope(page: page, perPage: min(perPage, maxRows))
+            }
+        }
+        switch pagination {
         case .none: (limit, offset) = (nil, 0)
         case .slice(let start, let end): (limit, offset) = (end.map { $0 - start }, start)
         case .page(let number, let size): (limit, offset) = (size, (number - 1) * size)
         case .envelope(let page, let perPage): (limit, offset) = (perPage, (page - 1) * perPage)
         }
+        if let maxRows { limit = min(limit ?? maxRows, maxRows) }
     }
 
     /// ORDER BY items for `_sort`; nil means the caller's default order alone.

@@ -6,20 +6,35 @@ import HTTPServer
 /// and are never decoded here.
 enum ListResponse {
     /// The headers of a list answer: `X-Total-Count` whenever the list is paginated (0.17 sends it for `_page`,
-    /// `_start`/`_end` and `_limit`), and `Link` for `_page` when the records span several pages.
-    static func headers(total: Int, pagination: Pagination, url: PageURL) -> [(name: String, value: String)] {
+    /// `_start`/`_end` and `_limit`), and `Link` for `_page` when the records span several pages, or for a
+    /// slice that `--max-rows` cut (`limit` then ends it before its own end): `rel="next"`, the rest of it.
+    static func headers(total: Int, pagination: Pagination, limit: Int?, url: PageURL) -> [(name: String, value: String)] {
         guard pagination != .none else { return [] }
         var headers = [(name: "X-Total-Count", value: "\(total)")]
-        if case .page(let number, let size) = pagination, let link = link(total: total, page: number, size: size, url: url) {
-            headers.append((name: "Link", value: link))
+        switch pagination {
+        case .page(let number, let size):
+            if let link = link(total: total, page: number, size: size, url: url) { headers.append((name: "Link", value: link)) }
+        case .slice(let start, let end):
+            if let limit, start + limit < min(total, end ?? .max) {
+                headers.append((name: "Link", value: "<\(url.replacingSlice(start: start + limit, end: end))>; rel=\"next\""))
+            }
+        case .none, .envelope:
+            break
         }
         return headers
     }
 
     /// The body of a list answer: the array as PostgreSQL wrote it, or the 1.x envelope around it.
     static func body(total: Int, pagination: Pagination, data: [UInt8]) -> [UInt8] {
-        guard case .envelope(let page, let perPage) = pagination else { return data }
-        return envelope(total: total, page: page, perPage: perPage, data: data)
+        let (opening, closing) = wrapping(total: total, pagination: pagination)
+        guard !opening.isEmpty else { return data }
+        return opening + data + closing
+    }
+
+    /// What comes before and after the JSON array of records: nothing, or the 1.x envelope's members and `}`.
+    static func wrapping(total: Int, pagination: Pagination) -> (opening: [UInt8], closing: [UInt8]) {
+        guard case .envelope(let page, let perPage) = pagination else { return ([], []) }
+        return (envelopeHead(total: total, page: page, perPage: perPage), [UInt8(ascii: "}")])
     }
 
     /// json-server 0.17's `Link` for `_page`: first, prev, next, last, as Express's `res.links` writes them.
@@ -40,19 +55,19 @@ enum ListResponse {
     /// json-server 1.x's envelope, `{"first":1,"prev":null,"next":2,"last":5,"pages":5,"items":42,"data":[…]}`.
     ///
     /// The page is clamped into `1…pages` with `pages = max(1, ceil(total / perPage))`, exactly as
-    /// `ListPlan.selectPage` clamps its OFFSET, so `data` is the page these numbers describe.
+    /// `ListPlan.offset(total:)` (and `selectRows` in SQL) clamps its OFFSET, so `data` is the page these numbers describe.
     static func envelope(total: Int, page: Int, perPage: Int, data: [UInt8]) -> [UInt8] {
+        body(total: total, pagination: .envelope(page: page, perPage: perPage), data: data)
+    }
+
+    /// The envelope up to its `data` member's value: `{"first":1,…,"items":42,"data":`.
+    private static func envelopeHead(total: Int, page: Int, perPage: Int) -> [UInt8] {
         let size = max(1, perPage)
         let pages = max(1, (total + size - 1) / size)
         let current = max(1, min(page, pages))
         let prev = current > 1 ? "\(current - 1)" : "null"
         let next = current < pages ? "\(current + 1)" : "null"
-        let head = #"{"first":1,"prev":\#(prev),"next":\#(next),"last":\#(pages),"pages":\#(pages),"items":\#(total),"data":"#
-        var bytes = Array(head.utf8)
-        bytes.reserveCapacity(bytes.count + data.count + 1)
-        bytes += data
-        bytes.append(UInt8(ascii: "}"))
-        return bytes
+        return Array(#"{"first":1,"prev":\#(prev),"next":\#(next),"last":\#(pages),"pages":\#(pages),"items":\#(total),"data":"#.utf8)
     }
 }
 
@@ -79,11 +94,27 @@ struct PageURL: Sendable {
     /// json-server 0.17 replaces the text `page=<current>` in the raw URL; setting the item itself gives the
     /// same links without its accidents (a `_per_page=2` or a value containing `page=` in front of `_page`).
     func replacingPage(with page: Int) -> String {
-        let items = query.map { item in item.name == "_page" ? (name: item.name, value: "\(page)") : item }
+        text(query: query.map { item in item.name == "_page" ? (name: item.name, value: "\(page)") : item })
+    }
+
+    /// This URL with the slice `_start=start` (and `_end=end`) in place of its pagination (`_start`, `_end`,
+    /// `_limit`), every other query item kept in place: where a list `--max-rows` cut continues.
+    func replacingSlice(start: Int, end: Int?) -> String {
+        var items = query.filter { !["_start", "_end", "_limit"].contains($0.name) }
+        items.append((name: "_start", value: "\(start)"))
+        if let end { items.append((name: "_end", value: "\(end)")) }
+        return text(query: items)
+    }
+
+    /// This URL with `items` as its query.
+    private func text(query items: [(name: String, value: String)]) -> String {
         let queryText = items.map { Self.encode($0.name) + "=" + Self.encode($0.value) }.joined(separator: "&")
-        let origin = host.map { "\(scheme)://\($0)" } ?? ""
         return origin + Self.encode(path, keeping: "/") + (queryText.isEmpty ? "" : "?" + queryText)
     }
+
+    /// The scheme and host links start with, empty when they are relative; part of what a list's weak tag
+    /// identifies, since `Link` carries it.
+    var origin: String { host.map { "\(scheme)://\($0)" } ?? "" }
 
     /// Percent-encodes everything but RFC 3986's unreserved characters, `,` and `:` (common in list queries).
     private static let unreserved = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~,:".utf8)

@@ -34,8 +34,10 @@ struct PlainRecord: Sendable {
     private let prefixes: [[UInt8]]
     /// A guess at one record's size, so a buffer is allocated once for most pages.
     private let typicalSize: Int
+    private let members: [(name: String, sql: Query, kind: Kind)]
 
     init(_ members: [(name: String, sql: Query, kind: Kind)]) {
+        self.members = members
         columns = Query.joined(members.map(\.sql), separator: ", ")
         renderedColumns = Query.joined(members.map { member in
             "\(member.kind == .timestamp ? SQLFragments.timestamp(member.sql) : member.sql) AS \(Query(identifier: member.name))"
@@ -45,6 +47,11 @@ struct PlainRecord: Sendable {
             Array((index == 0 ? "{" : ",").utf8) + JSONWriter.bytes(.string(member.name)) + [UInt8(ascii: ":")]
         }
         typicalSize = prefixes.reduce(1) { $0 + $1.count + 24 }
+    }
+
+    /// The same record without the members called `names`, e.g. the computed ones an export leaves out.
+    func without(_ names: Set<String>) -> PlainRecord {
+        PlainRecord(members.filter { !names.contains($0.name) })
     }
 
     /// The record in `row`'s columns `column…`, as one JSON object.
@@ -68,7 +75,8 @@ struct PlainRecord: Sendable {
         return output
     }
 
-    private func append(_ row: Row, from column: Int, to output: inout [UInt8]) {
+    /// Appends the record in `row`'s columns `column…` to `output`, as one JSON object.
+    func append(_ row: Row, from column: Int, to output: inout [UInt8]) {
         for (index, kind) in kinds.enumerated() {
             output += prefixes[index]
             row.withBytes(at: column + index) { text in

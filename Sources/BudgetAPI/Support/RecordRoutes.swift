@@ -21,9 +21,9 @@ struct RecordRoutes<Resource: TypedResource>: Sendable {
 
     /// The records the query language picks (docs/json-server.md), in id order unless `_sort` says otherwise.
     func list(_ request: Request, database: Database) async throws -> Response {
-        let answer = try ListAnswer(request: request, catalog: Resource.catalog)
-        let element = try Resource.listElement(for: request)
-        return try await database.list(answer, element: element, from: Resource.listSource, tieBreak: Resource.defaultOrder)
+        let answer = try ListAnswer(request: request, catalog: Resource.catalog, maxRows: database.streams.maxRows)
+        let target = ListTarget(element: try Resource.listElement(for: request), source: Resource.listSource, tieBreak: Resource.defaultOrder)
+        return try await database.list(answer, target)
     }
 
     func find(_ request: Request, database: Database) async throws -> Response {

@@ -86,6 +86,12 @@ enum ChangeFeedQueries {
     /// body has no FROM, so calling that one planned its SELECT afresh on every read.
     static let position: Query = "(SELECT last_seq FROM change_feed_state)"
 
+    /// The data version, text, as a scalar subquery: it differs between any two snapshots with a committed
+    /// write of any record between them, which the position alone does not (a write commits before a sequencer
+    /// run stamps it). The weak `ETag` of a list too large to hold is made of it (`ListValidator`; docs/sync.md,
+    /// Validators of large answers, has the argument).
+    static let dataVersion: Query = "(SELECT last_seq || '.' || (SELECT count(*) FROM change_pending) FROM change_feed_state)"
+
     /// How many changes one sequencer run stamps at most.
     static let batchLimit = 1000
 

@@ -29,12 +29,6 @@ enum TransactionQueries {
         return "(SELECT \(SQLFragments.jsonArray(of: element, orderBy: "t.id"))::json FROM transactions t WHERE \(condition))"
     }
 
-    /// Every transaction in id order, as one JSON array (what `export` writes).
-    static func list(expandingCategory: Bool) -> Query {
-        let element = json(expandingCategory: expandingCategory)
-        return "SELECT \(SQLFragments.jsonArray(of: element, orderBy: "t.id")) FROM transactions t"
-    }
-
     /// The transaction's JSON rendered in SQL, for `_expand=category`.
     static func find(id: Int64, expandingCategory: Bool) -> Query {
         "SELECT \(json(expandingCategory: expandingCategory)) FROM transactions t WHERE t.id = \(id)"

@@ -47,13 +47,12 @@ struct CategoryTransactionRoutes: Sendable {
     /// The category's transactions, through the same query language as `/transactions`; 404 without the category.
     func list(_ request: Request, database: Database) async throws -> Response {
         let categoryID = try recordID(request)
-        let answer = try ListAnswer(request: request, catalog: Transactions.catalog)
-        let element = try Transactions.listElement(for: request)
-        return try await database.list(
-            answer, element: element, from: Transactions.listSource,
+        let answer = try ListAnswer(request: request, catalog: Transactions.catalog, maxRows: database.streams.maxRows)
+        let target = ListTarget(
+            element: try Transactions.listElement(for: request), source: Transactions.listSource,
             scope: "t.category_id = \(categoryID)", tieBreak: Transactions.defaultOrder,
-            owner: (CategoryQueries.exists(id: categoryID), APIError.notFound(resource: Categories.recordName, id: categoryID))
-        )
+            owner: ListOwner(exists: CategoryQueries.exists(id: categoryID), missing: APIError.notFound(resource: Categories.recordName, id: categoryID)))
+        return try await database.list(answer, target)
     }
 
     /// The path names the category, so the body need not; a missing category is a 404 of the path.
