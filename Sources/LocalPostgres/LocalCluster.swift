@@ -66,6 +66,7 @@ public struct LocalCluster: Sendable {
             try initialize(programs)
         }
         try writeSettings()
+        removeStalePidFile()
         if try isRunning(programs) {
             logger.info("PostgreSQL cluster already running", metadata: ["directory": "\(directory.path)"])
             return url()
@@ -86,7 +87,8 @@ public struct LocalCluster: Sendable {
     /// Stops the server with `pg_ctl stop -m fast` (open sessions are disconnected); nothing if it is not running.
     public func stop() throws {
         let programs = try PostgresPrograms.find(in: searchPath ?? PostgresPrograms.defaultSearchPath())
-        guard try isRunning(programs) else { return }
+        // pg_ctl signals whatever process the pid file names: after a crash, perhaps not a postmaster of ours.
+        guard try isRunning(programs) else { return removeStalePidFile() }
         logger.info("stopping PostgreSQL cluster", metadata: ["directory": "\(directory.path)"])
         try runner.runChecked(try programs.program("pg_ctl"), ["stop", "-D", dataDirectory, "-m", "fast", "-w", "-s"])
     }
@@ -95,9 +97,39 @@ public struct LocalCluster: Sendable {
     /// waiting for it, so a process exiting at once leaves no PostgreSQL running behind it; PostgreSQL
     /// disconnects its sessions, writes a checkpoint and exits on its own. Nothing if it is not running.
     public func requestFastShutdown() {
-        guard let text = try? String(contentsOfFile: "\(dataDirectory)/postmaster.pid", encoding: .utf8),
-              let line = text.split(separator: "\n").first, let postmaster = pid_t(line), postmaster > 0 else { return }
+        guard let postmaster = postmasterPID() else { return }
         kill(postmaster, SIGINT)
+    }
+
+    /// The pid in `postmaster.pid` when that process is this cluster's postmaster; nil when none runs, or
+    /// when the file was left behind by one that crashed and its pid now names another process.
+    ///
+    /// A busy machine reuses a dead process's pid soon, and signalling the pid a stale file names (what
+    /// `pg_ctl stop` does) would stop a stranger: another cluster's postmaster, say, which then shuts down
+    /// under everyone using it. The postmaster runs in its data directory, so on Linux a process whose
+    /// working directory (`/proc/PID/cwd`) is elsewhere is not ours; where that cannot be read, a live
+    /// process is taken to be ours.
+    public func postmasterPID() -> pid_t? {
+        guard let text = try? String(contentsOfFile: "\(dataDirectory)/postmaster.pid", encoding: .utf8),
+              let line = text.split(separator: "\n").first, let postmaster = pid_t(line), postmaster > 0,
+              kill(postmaster, 0) == 0 || errno == EPERM else { return nil }
+        // A zombie is a dead postmaster whose parent has not reaped it yet (state Z in /proc/PID/stat).
+        if let stat = try? String(contentsOfFile: "/proc/\(postmaster)/stat", encoding: .utf8),
+           let close = stat.lastIndex(of: ")"), stat[close...].dropFirst(2).first == "Z" { return nil }
+        guard let workingDirectory = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(postmaster)/cwd") else {
+            return postmaster
+        }
+        let ours = URL(fileURLWithPath: dataDirectory).resolvingSymlinksInPath().path
+        return URL(fileURLWithPath: workingDirectory).resolvingSymlinksInPath().path == ours ? postmaster : nil
+    }
+
+    /// Deletes `postmaster.pid` when it names no postmaster of this cluster: a crash left it, and a new
+    /// postmaster would refuse to start while its pid names a live process, or `pg_ctl` would signal that process.
+    private func removeStalePidFile() {
+        let path = "\(dataDirectory)/postmaster.pid"
+        guard FileManager.default.fileExists(atPath: path), postmasterPID() == nil else { return }
+        logger.notice("removing a stale postmaster.pid (no postmaster of this cluster runs)", metadata: ["directory": "\(directory.path)"])
+        try? FileManager.default.removeItem(atPath: path)
     }
 
     /// Creates database `name`, copied from `template` when given, with the `createdb` program.
@@ -148,7 +180,9 @@ public struct LocalCluster: Sendable {
     }
 
     private func isRunning(_ programs: PostgresPrograms) throws -> Bool {
-        // pg_ctl status: 0 running, 3 not running, 4 no usable data directory.
-        try runner.run(try programs.program("pg_ctl"), ["status", "-D", dataDirectory]).status == 0
+        // pg_ctl status: 0 running, 3 not running, 4 no usable data directory. It trusts the pid file, so a
+        // stale one whose pid was reused counts as running; postmasterPID() looks closer.
+        guard postmasterPID() != nil else { return false }
+        return try runner.run(try programs.program("pg_ctl"), ["status", "-D", dataDirectory]).status == 0
     }
 }

@@ -77,7 +77,11 @@ struct LocalClusterTests {
             let pidFile = try String(contentsOfFile: "\(cluster.dataDirectory)/postmaster.pid", encoding: .utf8)
             guard let postmaster = pid_t(pidFile.split(separator: "\n")[0]) else { return nil }
             kill(postmaster, SIGKILL)
-            while kill(postmaster, 0) == 0 { usleep(10_000) }
+            let killed = ContinuousClock.now + .seconds(30)
+            while kill(postmaster, 0) == 0 {
+                guard ContinuousClock.now < killed else { throw WaitTimedOut(description: "the postmaster \(postmaster) outlived SIGKILL") }
+                usleep(10_000)
+            }
             // Backends notice their postmaster died and exit; a new postmaster refuses to start before that.
             let deadline = ContinuousClock.now + .seconds(10)
             var url: String?
@@ -89,6 +93,35 @@ struct LocalClusterTests {
             return try Connection.connect(to: url).query("SELECT 1")[0].decode(Int.self, at: 0)
         }
         #expect(answer == 1)
+    }
+
+    /// A postmaster.pid left by a crash whose pid now names another live process (on a busy machine pids
+    /// come back soon) is neither believed nor signalled: `pg_ctl stop` would have sent that stranger SIGINT,
+    /// which once shut down the cluster every other suite was using. Starting removes the stale file.
+    @Test func aStalePidFileNamingAnotherProcessIsNotSignalled() async throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let cluster = LocalCluster(directory: folder, logger: logger, settings: ["fsync": "off"])
+        defer { try? cluster.stop() }
+        let stranger = try await ChildProcess.start(["/bin/sleep", "120"], outputPath: folder.path + "-stranger.log")
+        defer { try? FileManager.default.removeItem(atPath: folder.path + "-stranger.log") }
+        let seen = try await runOffCooperativePool { () throws -> (isRunning: Bool, answer: Int?) in
+            _ = try cluster.start()
+            try cluster.stop()
+            // What a crash leaves behind, with the pid of a live process that is not a postmaster of ours.
+            try "\(stranger.pid)\n\(cluster.dataDirectory)\n".write(
+                toFile: "\(cluster.dataDirectory)/postmaster.pid", atomically: false, encoding: .utf8)
+            let isRunning = try cluster.isRunning()
+            try cluster.stop()
+            let url = try cluster.start()
+            let answer = try Connection.connect(to: url).query("SELECT 1")[0].decode(Int.self, at: 0)
+            return (isRunning, answer)
+        }
+        #expect(seen.isRunning == false)
+        #expect(cluster.postmasterPID() != stranger.pid)
+        #expect(stranger.isRunning, "the process the stale file named was not signalled")
+        #expect(seen.answer == 1, "the cluster started despite the stale file")
+        try await stranger.kill()
     }
 
     @Test func createDatabaseCopiesATemplate() async throws {

@@ -75,11 +75,10 @@ public struct ScratchCluster: Sendable {
         }
     }
 
-    /// The postmaster's pid, from the first line of `postmaster.pid`; nil when the cluster is not running.
+    /// The postmaster's pid; nil when the cluster is not running (`LocalCluster.postmasterPID`: a stale pid
+    /// file whose pid now names another process does not count).
     public func postmasterPID() -> pid_t? {
-        guard let text = try? String(contentsOfFile: "\(cluster.dataDirectory)/postmaster.pid", encoding: .utf8),
-              let first = text.split(separator: "\n").first, let pid = pid_t(first), isProcessAlive(pid) else { return nil }
-        return pid
+        cluster.postmasterPID().flatMap { isProcessAlive($0) ? $0 : nil }
     }
 
     /// Whether `pg_ctl status` finds it running.
