@@ -25,6 +25,9 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "PostgreSQL connections each event loop drives itself, for single statements outside a transaction (env LOOP_CONNECTIONS, default 4; 0 sends every statement through the pool).")
     var loopConnections: Int?
 
+    @Option(help: "Seconds a request waits for a free PostgreSQL connection before it answers 503 (env POOL_TIMEOUT, default 5).")
+    var poolTimeout: Int?
+
     @Option(help: "PostgreSQL connections large answers (lists, /db) are read from while they are sent, each opened when first needed (env STREAM_POOL_SIZE, default 8).")
     var streamPoolSize: Int?
 
@@ -91,6 +94,8 @@ struct Serve: AsyncParsableCommand {
         configuration.port = try Setting.resolve(port, environment: "PORT", default: configuration.port)
         let poolSize = try Setting.resolve(poolSize, environment: "POOL_SIZE", default: 8)
         guard (1...1000).contains(poolSize) else { throw ValidationError("--pool-size must be between 1 and 1000") }
+        let poolTimeout = try Setting.resolve(poolTimeout, environment: "POOL_TIMEOUT", default: 5)
+        guard (1...300).contains(poolTimeout) else { throw ValidationError("--pool-timeout must be between 1 and 300 seconds") }
         let streamPoolSize = try Setting.resolve(streamPoolSize, environment: "STREAM_POOL_SIZE", default: 8)
         guard (1...1000).contains(streamPoolSize) else { throw ValidationError("--stream-pool-size must be between 1 and 1000") }
 
@@ -110,7 +115,7 @@ struct Serve: AsyncParsableCommand {
         let migrator = try database.makeMigrator(logger: logger)
         try prepareDatabase(url: location.url, migrator: migrator, seed: seedBytes, logger: logger)
 
-        let poolConfiguration = PoolConfiguration(url: location.url, size: poolSize)
+        let poolConfiguration = PoolConfiguration(url: location.url, size: poolSize, checkoutTimeout: .seconds(poolTimeout))
         let pool = ConnectionPool(configuration: poolConfiguration, logger: logger)
         let streamPool = ConnectionPool(
             configuration: BudgetApp.streamPoolConfiguration(for: poolConfiguration, size: streamPoolSize), logger: logger)

@@ -15,6 +15,8 @@ public final class TestApp: Sendable {
     public let streamPool: ConnectionPool
     public let port: Int
     public let databaseURL: String
+    /// The connections this app may open, taken from the suite's budget until `stop()`.
+    private let lease: ConnectionLease
 
     /// Where a client reaches the server, e.g. `http://127.0.0.1:40321`.
     public var baseURL: URL { URL(string: "http://127.0.0.1:\(port)")! }
@@ -43,6 +45,11 @@ public final class TestApp: Sendable {
         if let databaseURL { url = databaseURL } else { url = try await TestDatabase.fresh() }
         self.databaseURL = url
         let configuration = poolConfiguration(url)
+        // The most this app opens: its pools, each loop's own connections, the long-poll listener, the
+        // sequencer, and one for a test's `scalar` or `seed` beside them.
+        lease = try await ConnectionBudget.shared().lease(
+            configuration.size + ServerConfiguration.defaultEventLoopCount * options.connectionsPerLoop + Self.streamPoolSize + 3,
+            for: "a TestApp")
         pool = ConnectionPool(configuration: configuration, logger: Self.logger)
         streamPool = ConnectionPool(
             configuration: BudgetApp.streamPoolConfiguration(for: configuration, size: Self.streamPoolSize), logger: Self.logger)
@@ -60,6 +67,7 @@ public final class TestApp: Sendable {
         await server.shutdown(gracePeriod: .seconds(1))
         await streamPool.shutdown()
         await pool.shutdown()
+        lease.release()
     }
 
     /// One request on a new connection.

@@ -11,10 +11,23 @@ import Glibc
 public final class ServerProcess: Sendable {
     public let process: ChildProcess
     public let port: Int
+    /// The connections it may open on the suite's cluster, given back when it is released; nil on a cluster
+    /// of its own.
+    private let lease: ConnectionLease?
 
     /// Starts `budget-server serve` with `arguments` (add `--database-url` or `--data-dir`), on port 0 and
     /// the migrations built into it, and waits until it listens; a process that exits first fails with its log.
+    ///
+    /// Unless `arguments` say otherwise, the server waits up to 30 s for a database connection
+    /// (`--pool-timeout`), as `TestApp`s do: on a loaded machine a connection can take longer than the 5 s
+    /// of production to come free, and the 503 that would follow is not what the test asks about. On the
+    /// suite's cluster it takes its connections from `ConnectionBudget` first, with two for large answers
+    /// (`--stream-pool-size`) unless it is given more.
     public static func start(_ arguments: [String], startupTimeout: Duration = .seconds(90)) async throws -> ServerProcess {
+        var arguments = arguments
+        if !arguments.contains("--pool-timeout") { arguments += ["--pool-timeout", "30"] }
+        if !arguments.contains("--stream-pool-size") { arguments += ["--stream-pool-size", "2"] }
+        let lease = try await leaseConnections(for: arguments)
         let executable = try executablePath()
         let logPath = FileManager.default.temporaryDirectory
             .appendingPathComponent("budget-server-\(UUID().uuidString.prefix(8)).log").path
@@ -36,12 +49,27 @@ public final class ServerProcess: Sendable {
         } catch let error as WaitTimedOut {
             throw ServerProcessError.notListening(error.description, log: process.outputTail())
         }
-        return ServerProcess(process: process, port: port ?? 0)
+        return ServerProcess(process: process, port: port ?? 0, lease: lease)
     }
 
-    private init(process: ChildProcess, port: Int) {
+    private init(process: ChildProcess, port: Int, lease: ConnectionLease?) {
         self.process = process
         self.port = port
+        self.lease = lease
+    }
+
+    /// The connections a server with `arguments` opens at most (docs/operations.md, Connection budget), plus
+    /// the one it migrates with, taken from the budget when its database is on the suite's cluster.
+    private static func leaseConnections(for arguments: [String]) async throws -> ConnectionLease? {
+        guard let index = arguments.firstIndex(of: "--database-url"), index + 1 < arguments.count,
+              TestDatabase.isShared(arguments[index + 1]) else { return nil }
+        func value(_ flag: String, default defaultValue: Int) -> Int {
+            arguments.firstIndex(of: flag).flatMap { $0 + 1 < arguments.count ? Int(arguments[$0 + 1]) : nil } ?? defaultValue
+        }
+        let loops = max(1, sysconf(Int32(_SC_NPROCESSORS_ONLN)))
+        let count = value("--pool-size", default: 8) + loops * value("--loop-connections", default: 4)
+            + value("--stream-pool-size", default: 8) + 3
+        return try await ConnectionBudget.shared().lease(count, for: "a budget-server process")
     }
 
     /// Environment variables `budget-server` takes settings from (docs/configuration.md).

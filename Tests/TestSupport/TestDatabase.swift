@@ -28,6 +28,28 @@ public enum TestDatabase {
         try await setUp.value.serverURL
     }
 
+    /// The connections `ConnectionBudget` shares out among fixtures: the server's `max_connections`, less those
+    /// already open on it (someone else's, on a `DATABASE_URL` server), less a quarter of the rest, kept for what
+    /// no fixture holds (a test's own connections, the Postgres tests' pools, creating databases).
+    public static func fixtureConnections() async throws -> Int {
+        let environment = try await setUp.value
+        return try await runOffCooperativePool {
+            let connection = try Connection.connect(to: environment.serverURL)
+            defer { connection.close() }
+            let row = try connection.query("""
+                SELECT current_setting('max_connections')::int, \
+                (SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend')::int
+                """)[0]
+            let free = try row.decode(Int.self, at: 0) - row.decode(Int.self, at: 1)
+            return max(20, free * 3 / 4)
+        }
+    }
+
+    /// Whether `url` names a database `fresh()` or `empty()` made: one on the cluster the whole suite shares.
+    public static func isShared(_ url: String) -> Bool {
+        cleanup.isCreatedDatabase(in: url)
+    }
+
     /// The project's migrations: the list built into budget-server (migrations/*.sql at build time).
     public static func migrations() throws -> [Migration] {
         try EmbeddedMigrations.all()
@@ -66,9 +88,9 @@ public enum TestDatabase {
             guard let folder = mkdtemp(&template) else { throw CocoaError(.fileWriteUnknown) }
             let cluster = LocalCluster(
                 directory: URL(fileURLWithPath: String(cString: folder)), logger: logger,
-                // Durability is pointless for throwaway data and costs seconds per suite. Every suite runs at
-                // once, each app with its pool (and a listener when it long-polls): 300 ran out at ~230 tests, 600 peaked
-                // at 599 at ~330. Each app's change feed sequencer holds one more: 1000 peaked at 960 with 360 tests.
+                // Durability is pointless for throwaway data and costs seconds per suite. Every test starts at
+                // once, and the fixtures that hold connections share max_connections through ConnectionBudget,
+                // which keeps a quarter of it for connections no fixture holds.
                 settings: ["fsync": "off", "synchronous_commit": "off", "full_page_writes": "off", "max_connections": "2000"])
             cleanup.register(cluster)
             serverURL = try cluster.start()
@@ -113,6 +135,11 @@ private final class Cleanup: @unchecked Sendable {
 
     func createdDatabase(_ name: String) {
         lock.withLock { databases.append(name) }
+    }
+
+    /// Whether `url` names one of the databases made here.
+    func isCreatedDatabase(in url: String) -> Bool {
+        lock.withLock { databases.contains { url.contains("/\($0)?") || url.hasSuffix("/\($0)") || url.contains("dbname=\($0)") } }
     }
 
     func run() {
