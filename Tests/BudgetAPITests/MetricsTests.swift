@@ -87,7 +87,9 @@ import APITestSupport
             let release = Release()
             let held = Task {
                 try await app.pool.withConnection { _ in
-                    while !release.isDone.load(ordering: .acquiring) { usleep(2_000) }
+                    // Bounded, so a test that never releases it cannot keep the pool's thread for good.
+                    let deadline = ContinuousClock.now + .seconds(60)
+                    while !release.isDone.load(ordering: .acquiring) && ContinuousClock.now < deadline { usleep(2_000) }
                 }
             }
             do {

@@ -3,19 +3,18 @@ import Postgres
 import TestSupport
 
 extension GapProof {
-    /// One writer for `duration`: transactions of one to three writes (inserts, updates and deletes of
+    /// One writer until the proof has enough (`shouldStopWriting`): transactions of one to three writes (inserts, updates and deletes of
     /// transactions, categories, with cascades, and notes; some on the one hot category), half of them
     /// REPEATABLE READ with retries, most held open a while after writing so that commits land out of
     /// write order, a few rolled back. Answers each committed transaction's final state per record.
-    func write(as writer: Int, for duration: Duration) async throws -> [CommittedWrite] {
+    func write(as writer: Int) async throws -> [CommittedWrite] {
         try await runOffCooperativePool { [self] in
             let connection = try Connection.connect(to: url)
             defer { connection.close() }
             var mine = WriterRecords(writer: writer)
             var committed: [CommittedWrite] = []
             var random = SystemRandomNumberGenerator()
-            let end = ContinuousClock.now + duration
-            while ContinuousClock.now < end {
+            while !shouldStopWriting {
                 let isRepeatableRead = Bool.random(using: &random)
                 let steps = Int.random(in: 1...3, using: &random)
                 let rolls = (0..<steps).map { _ in Double.random(in: 0..<1, using: &random) }
@@ -40,6 +39,7 @@ extension GapProof {
                         let cursorBeforeCommit = cursor.withLock { $0 }
                         try connection.execute(script: "COMMIT")
                         mine = planned
+                        progress.withLock { $0.transactions += 1 }
                         committed += written.map { CommittedWrite(key: $0.key, state: $0.value, cursorBeforeCommit: cursorBeforeCommit) }
                         break
                     } catch let error as PostgresError

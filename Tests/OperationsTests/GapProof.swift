@@ -10,9 +10,34 @@ final class GapProof: Sendable {
     /// The largest `lastSeq` any follower has been answered; writers read it right before COMMIT.
     let cursor = Mutex<Int64>(0)
     let writersDone = Mutex(false)
+    /// What the proof has done so far, across writers and checkers: it writes until this is enough.
+    let progress = Mutex(Progress())
+    /// Committed transactions and invariant checks the proof needs before its writers stop.
+    let enough: Progress
+    /// When the writers stop even without enough done (the test then fails: a real stall), and past which
+    /// nothing of the proof keeps running.
+    let deadline: ContinuousClock.Instant
 
-    init(url: String) {
+    struct Progress: Sendable {
+        var transactions = 0
+        var checks = 0
+    }
+
+    init(url: String, enough: Progress, within limit: Duration) {
         self.url = url
+        self.enough = enough
+        deadline = ContinuousClock.now + limit
+    }
+
+    /// Whether the writers have done enough, or time is up.
+    var shouldStopWriting: Bool {
+        let done = progress.withLock { $0 }
+        return (done.transactions >= enough.transactions && done.checks >= enough.checks) || ContinuousClock.now >= deadline
+    }
+
+    /// Whether the checkers and the extra sequencer should stop: the writers are done, or time is up.
+    private var shouldStopChecking: Bool {
+        writersDone.withLock { $0 } || ContinuousClock.now >= deadline
     }
 
     struct Key: Hashable, Sendable, CustomStringConvertible {
@@ -99,7 +124,7 @@ final class GapProof: Sendable {
         let response = try await server.request("GET", "/changes?since=\(since)&limit=\(limit)")
         guard response.status == 200,
               let object = try JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any] else {
-            throw WaitTimedOut(description: "GET /changes answered \(response.status): \(response.text)")
+            throw UnexpectedAnswer(description: "GET /changes answered \(response.status): \(response.text)")
         }
         return (object["changes"] as? [[String: Any]] ?? [], (object["lastSeq"] as? NSNumber)?.int64Value ?? -1,
                 object["hasMore"] as? Bool ?? true)
@@ -135,7 +160,7 @@ final class GapProof: Sendable {
             let connection = try Connection.connect(to: url)
             defer { connection.close() }
             var runs = 0
-            while !writersDone.withLock({ $0 }) {
+            while !shouldStopChecking {
                 if try connection.query("SELECT advance_change_feed(7)")[0].decode(Int.self, at: 0) > 0 {
                     runs += 1
                 } else {
@@ -155,7 +180,7 @@ final class GapProof: Sendable {
                         let connection = try Connection.connect(to: url)
                         defer { connection.close() }
                         var checks = InvariantChecks()
-                        while !writersDone.withLock({ $0 }) {
+                        while !shouldStopChecking {
                             let row = try connection.query("""
                                 SELECT s.last_seq, count(a.seq), coalesce(max(a.seq), 0)
                                 FROM change_feed_state s LEFT JOIN change_seq_audit a ON true GROUP BY s.last_seq
@@ -164,6 +189,7 @@ final class GapProof: Sendable {
                                                       try row.decode(Int64.self, at: 2))
                             if count != max || max != last { checks.violations.append("last_seq \(last), count \(count), max \(max)") }
                             checks.count += 1
+                            progress.withLock { $0.checks += 1 }
                         }
                         return checks
                     }
@@ -179,7 +205,8 @@ final class GapProof: Sendable {
         var follower = Follower()
         var since: Int64 = 0
         var lastSeq: Int64 = 0
-        let deadline = ContinuousClock.now + .seconds(120)
+        // The writers stop by `deadline` at the latest; draining what they wrote takes far less than this.
+        let deadline = self.deadline + .seconds(120)
         while ContinuousClock.now < deadline {
             let isFinal = writersDone.withLock { $0 }
             let page = try await Self.changes(servers[(first + follower.pages) % servers.count], since: since, limit: 7)
@@ -198,6 +225,6 @@ final class GapProof: Sendable {
             cursor.withLock { $0 = max($0, page.lastSeq) }
             if isFinal && !page.hasMore && page.changes.isEmpty { return follower }
         }
-        throw WaitTimedOut(description: "a follower did not drain the feed within 120 s")
+        throw WaitTimedOut(description: "a follower did not drain the feed within 120 s of the writers' deadline")
     }
 }

@@ -45,16 +45,19 @@ import TestSupport
     func aSecondSignalDuringTheDrainExitsAtOnce(first: Int32, second: Int32, isEmbedded: Bool) async throws {
         var embedded: ScratchCluster?
         let arguments: [String]
+        let url: String
         if isEmbedded {
             var template = Array("/tmp/ops-XXXXXX".utf8CString)
             let folder = String(cString: try #require(mkdtemp(&template)))
             embedded = ScratchCluster(directory: URL(fileURLWithPath: folder))
             arguments = ["--data-dir", folder]
+            url = try #require(embedded).databaseURL
         } else {
-            arguments = ["--database-url", try await TestDatabase.fresh(), "--pool-size", "2"]
+            url = try await TestDatabase.fresh()
+            arguments = ["--database-url", url, "--pool-size", "2"]
         }
         do {
-            try await signalTwice(arguments: arguments, first: first, second: second, embedded: embedded)
+            try await signalTwice(arguments: arguments, url: url, first: first, second: second, embedded: embedded)
         } catch {
             await embedded?.remove()
             throw error
@@ -62,14 +65,18 @@ import TestSupport
         await embedded?.remove()
     }
 
-    private func signalTwice(arguments: [String], first: Int32, second: Int32, embedded: ScratchCluster?) async throws {
+    private func signalTwice(arguments: [String], url: String, first: Int32, second: Int32, embedded: ScratchCluster?) async throws {
         let server = try await ServerProcess.start(arguments)
         let postmaster = embedded?.postmasterPID()
         if embedded != nil { #expect(postmaster != nil, "the embedded cluster runs") }
 
-        // 10 s of delay: longer than the drain would wait without the second signal's help.
+        // A request that cannot end by itself: its table is locked until the test lets go, so the drain would
+        // wait its whole 10 s grace period without the second signal's help, however slow the machine is.
+        let lock = try await HeldDatabaseSession.open(url)
+        defer { Task { await lock.close() } }
+        try await lock.execute("BEGIN; LOCK TABLE categories IN ACCESS EXCLUSIVE MODE")
         let inFlight = InFlightRequests(port: server.port)
-        let answers = Task { try await inFlight.send(["/health?_delay=10000"], timeout: .seconds(60)) }
+        let answers = Task { try await inFlight.send(["/categories"], timeout: .seconds(60)) }
         try await inFlight.waitUntilServerHoldsThem(server, count: 1)
 
         server.process.send(first)
@@ -78,8 +85,8 @@ import TestSupport
         let status = try await server.process.waitForExit(timeout: .seconds(30))
         #expect(status == 128 + second, "log:\n\(server.process.outputTail())")
         #expect(server.log.contains("signal \(second) received again"))
-        // The slow request was cut, not answered: the process ended before it could be.
-        await #expect(throws: (any Error).self, "the 10 s request was still running") { try await answers.value }
+        // The waiting request was cut, not answered: the process ended before it could be.
+        await #expect(throws: (any Error).self, "the request was still waiting for its lock") { try await answers.value }
 
         if let embedded, let postmaster {
             try await waitUntil("the embedded PostgreSQL stops after its server exited", timeout: .seconds(30)) {

@@ -23,7 +23,10 @@ import Glibc
         func stop() async {
             isStopped.store(true, ordering: .sequentiallyConsistent)
             await withCheckedContinuation { done in loop.post({ done.resume() }, ifEnded: { done.resume() }) }
-            while !hasEnded.load(ordering: .sequentiallyConsistent) { await Task.yield() }
+            // Bounded: a loop that never ends fails its test here instead of spinning for good.
+            let deadline = ContinuousClock.now + .seconds(30)
+            while !hasEnded.load(ordering: .sequentiallyConsistent) && ContinuousClock.now < deadline { await Task.yield() }
+            if !hasEnded.load(ordering: .sequentiallyConsistent) { Issue.record("the event loop did not end within 30 s") }
         }
 
         var isOnLoopThread: Bool {

@@ -22,3 +22,13 @@ public func waitUntil(
         try await Task.sleep(for: .milliseconds(5))
     }
 }
+
+/// A request the test needed to succeed answered something else; the message holds the answer, so the test
+/// ends with it instead of reading it as an empty result and asking again.
+public struct UnexpectedAnswer: Error, CustomStringConvertible {
+    public let description: String
+
+    public init(description: String) {
+        self.description = description
+    }
+}
