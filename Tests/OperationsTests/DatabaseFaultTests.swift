@@ -92,13 +92,21 @@ import TestSupport
     }
 
     /// A database that hangs instead of going away (here: a table lock the test holds) must not hang the
-    /// API: with the pool's one connection stuck, the next request waits at most the checkout timeout (5 s)
-    /// and answers 503. `ConnectionPoolTests` proves the pool's deadline; this proves the server's answer.
-    /// Every statement goes through the pool here (`--loop-connections 0`); `LoopConnectionsTests` proves
-    /// the same deadline for the event loops' own connections.
+    /// API: with the pool's one connection stuck, the next request waits at most the checkout timeout
+    /// (`--pool-timeout`, 10 s here, below the stuck statement's 30 s `statement_timeout`, which would
+    /// otherwise free the connection first) and answers 503. `ConnectionPoolTests` proves the pool's
+    /// deadline; this proves the server's answer. Every statement goes through the pool here
+    /// (`--loop-connections 0`); `LoopConnectionsTests` proves the same deadline for the event loops' own
+    /// connections.
     @Test func aHungDatabaseMeans503AfterTheCheckoutDeadline() async throws {
         let url = try await TestDatabase.fresh()
-        let server = try await ServerProcess.start(["--database-url", url, "--pool-size", "1", "--loop-connections", "0"])
+        let server = try await ServerProcess.start(
+            ["--database-url", url, "--pool-size", "1", "--loop-connections", "0", "--pool-timeout", "10"])
+        // The pool's one connection is up before the first request, so that its own start, however slow on a
+        // loaded machine, does not count against the 10 s.
+        try await waitUntil("the server's pool has connected", timeout: .seconds(60)) {
+            try await Self.otherSessions(url).contains { $0.contains("statement_timeout") }
+        }
         #expect(try await server.request("POST", "/categories", json: #"{"title":"Food","amount":100}"#).status == 201)
 
         let lock = TableLock(url: url, table: "categories")

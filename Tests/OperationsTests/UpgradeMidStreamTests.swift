@@ -51,7 +51,9 @@ import TestSupport
         let held = try await HeldDatabaseSession.open(url)
         try await held.execute("BEGIN; UPDATE categories SET title = 'Held', version = version + 1 WHERE id = 4")
         let starting = Task { try await ServerProcess.start(["--database-url", url]) }
-        try await waitUntil("the upgrade waits for the open write") {
+        // As long as a server may take to start (ServerProcess's 90 s, its connections from the suite's budget
+        // first): a loaded machine can take longer than the default 20 s to reach the migration.
+        try await waitUntil("the upgrade waits for the open write", timeout: .seconds(120)) {
             try await GapProof.scalar(url, """
                 SELECT count(*) FROM pg_stat_activity
                 WHERE datname = current_database() AND wait_event_type = 'Lock' AND pid <> pg_backend_pid()
