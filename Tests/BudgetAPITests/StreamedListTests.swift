@@ -190,15 +190,7 @@ import APITestSupport
     /// incomplete body, never a complete but short list (docs/api.md, Large answers).
     @Test func aDatabaseFailureHalfWayEndsTheAnswerIncomplete() async throws {
         try await TestApp.with { app in
-            // About 31 MB: far more than the kernel's socket buffers hold, so the server is still reading rows
-            // when the client has read the head.
-            try await Self.addPosts(app, count: 30_000)
-            let client = try await runOffCooperativePool { try ClientBox(port: app.port) }
-            let head = try await runOffCooperativePool {
-                try client.client.send("GET /posts HTTP/1.1\r\nHost: localhost\r\n\r\n")
-                return try client.client.readHead()
-            }
-            #expect(head.status == 200 && head.isChunked)
+            let (client, head) = try await Self.openLargeList(app)
             try await waitUntil("the list's statement is reading") {
                 try await app.scalar(Self.streamingBackends("count(*)")) == "1"
             }
@@ -220,13 +212,7 @@ import APITestSupport
     /// gauge shows it, and PostgreSQL holds no transaction open for it.
     @Test func aClientThatLeavesFreesItsStatement() async throws {
         try await TestApp.with { app in
-            try await Self.addPosts(app, count: 30_000)
-            let client = try await runOffCooperativePool { try ClientBox(port: app.port) }
-            let head = try await runOffCooperativePool {
-                try client.client.send("GET /posts HTTP/1.1\r\nHost: localhost\r\n\r\n")
-                return try client.client.readHead()
-            }
-            #expect(head.status == 200 && head.isChunked)
+            let (client, _) = try await Self.openLargeList(app)
             #expect(app.streamPool.statistics.inUse == 1)
             let gauge = try await Self.streamGauge(app)
             #expect(gauge == "1.0")
@@ -238,6 +224,19 @@ import APITestSupport
             let after = try await Self.streamGauge(app)
             #expect(after == "0.0")
         }
+    }
+
+    /// Adds about 31 MB of posts, far more than the kernel's socket buffers hold, and asks for all of them on a
+    /// client that reads the head and stops: the server is then still reading rows, and holding its cursor.
+    static func openLargeList(_ app: TestApp) async throws -> (client: ClientBox, head: TestResponse) {
+        try await addPosts(app, count: 30_000)
+        let client = try await runOffCooperativePool { try ClientBox(port: app.port) }
+        let head = try await runOffCooperativePool {
+            try client.client.send("GET /posts HTTP/1.1\r\nHost: localhost\r\n\r\n")
+            return try client.client.readHead()
+        }
+        #expect(head.status == 200 && head.isChunked)
+        return (client, head)
     }
 
     /// Backends of the app's database whose last statement is a list's FETCH, selected as `what`.
@@ -259,7 +258,7 @@ import APITestSupport
 }
 
 /// A `TestClient` handed from one `runOffCooperativePool` call to the next; each use is awaited before the next.
-private final class ClientBox: @unchecked Sendable {
+final class ClientBox: @unchecked Sendable {
     let client: TestClient
     init(port: Int) throws { client = try TestClient(port: port) }
 }
