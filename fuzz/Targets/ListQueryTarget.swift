@@ -51,22 +51,30 @@ enum ListQueryTarget {
         invariant(plan.pagination == query.pagination, "the plan changed the pagination")
         invariant(plan.offset >= 0 && (plan.limit ?? 0) >= 0, "limit \(String(describing: plan.limit)), offset \(plan.offset)")
         invariant(plan.usesPatterns == (query.search != nil || usesLike(query.filter)), "usesPatterns is \(plan.usesPatterns)")
-        let statement = select(plan)
-        checkPlaceholders(statement)
-        checkSendable(statement)
+        let statements = select(plan)
+        statements.forEach(checkPlaceholders)
+        statements.forEach(checkSendable)
         let other: ListPlan
         do {
             other = try ListPlan(canonical(), catalog: catalog)
         } catch {
             fatalError("the canonical copy of a plannable query does not plan: \(error)")
         }
-        let otherStatement = select(other)
-        invariant(statement.sql == otherStatement.sql, "client text changed the SQL text:\n\(statement.sql)\n\(otherStatement.sql)")
-        invariant(statement.bindings.count == otherStatement.bindings.count, "client text changed the number of bindings")
+        for (statement, otherStatement) in zip(statements, select(other)) {
+            invariant(statement.sql == otherStatement.sql, "client text changed the SQL text:\n\(statement.sql)\n\(otherStatement.sql)")
+            invariant(statement.bindings.count == otherStatement.bindings.count, "client text changed the number of bindings")
+        }
     }
 
-    private static func select(_ plan: ListPlan) -> Query {
-        plan.selectPage(element: "d.doc", from: "documents d", scope: "d.collection = \("records")", tieBreak: "d.position")
+    /// The statements of a list: a generic list's header and its cursor's rows, and the single statement a
+    /// typed list of few records is read with.
+    private static func select(_ plan: ListPlan) -> [Query] {
+        let scope: Query = "d.collection = \("records")"
+        return [
+            plan.selectHeader(from: "documents d", scope: scope),
+            plan.selectCursorRows(columns: "d.doc", from: "documents d", scope: scope, tieBreak: "d.position", offset: plan.offset),
+            plan.selectRows(columns: "d.doc", from: "documents d", scope: scope, tieBreak: "d.position", limit: 1001),
+        ]
     }
 
     /// A statement the drivers refuse to send (a NUL in a value) must answer 4xx: a 500 is a finding.
@@ -220,7 +228,7 @@ enum ListQueryTarget {
             guard case .object(let envelope)? = try? JSONParser.parse(body) else { fatalError("the envelope is not a JSON object") }
             invariant(envelope.names == ["first", "prev", "next", "last", "pages", "items", "data"], "envelope members \(envelope.names)")
 
-            let headers = ListResponse.headers(total: total, pagination: .page(number: page, size: size), url: url)
+            let headers = ListResponse.headers(total: total, pagination: .page(number: page, size: size), limit: size, url: url)
             invariant(headers.first.map { $0.name == "X-Total-Count" && $0.value == "\(total)" } ?? false, "no X-Total-Count")
             let link = headers.first { $0.name == "Link" }?.value
             // Encoded URLs hold no space, so ", " only separates the links.
