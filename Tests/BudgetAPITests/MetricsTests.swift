@@ -109,19 +109,28 @@ import APITestSupport
         try await TestApp.with(poolConfiguration: TestApp.smallPool) { app in
             // The poll is answered only after the scrapes below and a write; its client waits for that far
             // longer than the 10 s that ran out (recv EAGAIN) on a loaded machine, and less than the wait.
-            async let polled = app.request("GET", "/changes?since=0&wait=60", timeout: .seconds(50))
+            let answered = Mutex<TestResponse?>(nil)
+            let polled = Task {
+                let response = try await app.request("GET", "/changes?since=0&wait=60", timeout: .seconds(50))
+                answered.withLock { $0 = response }
+                return response
+            }
             // The listener's first LISTEN wakes every waiter once to look again, so a waiter seen once may be
             // re-registering at the moment of a scrape: poll the scrape itself until it shows the one waiter.
+            // The poll first waits for the sequencer, up to twice the pool's 30 s checkout: longer than 20 s.
             var lines: [String] = []
-            try await waitUntil("a scrape shows the waiting long-poll") {
+            try await waitUntil("a scrape shows the waiting long-poll", timeout: .seconds(90)) {
+                if let early = answered.withLock({ $0 }) {
+                    throw UnexpectedAnswer(description: "the long-poll was answered before it waited: \(early.status) \(early.text)")
+                }
                 lines = try await scrape(app)
                 return value("changes_long_poll_waiters", in: lines) == "1.0"
             }
             // The poll and the scrape.
             #expect(value("http_requests_in_flight", in: lines) == "2.0")
             _ = try await app.request("POST", "/categories", json: #"{"title":"Wake","amount":1}"#)
-            let response = try await polled
-            #expect(response.status == 200)
+            let response = try await polled.value
+            #expect(response.status == 200, "\(response.text)")
             let after = try await scrape(app)
             #expect(value(#"http_requests_total{method="GET",route="/changes",status="200"}"#, in: after) == "1")
         }

@@ -29,7 +29,8 @@ extension TestApp {
 @Suite struct SyncFeedTests {
     @Test func feedListsEachRecordOnceAtItsLatestChange() async throws {
         try await TestApp.with(poolConfiguration: TestApp.smallPool) { app in
-            #expect(try await app.request("GET", "/changes").text == #"{"changes":[],"lastSeq":0,"hasMore":false}"#)
+            let empty = try await app.request("GET", "/changes")
+            #expect(empty.text == #"{"changes":[],"lastSeq":0,"hasMore":false}"#, "\(empty.status): \(empty.text)")
             _ = try await app.request("POST", "/categories", json: #"{"title":"Food","amount":"100.00"}"#)
             _ = try await app.request("POST", "/transactions", json: #"{"categoryId":1,"title":"Bread","amount":"2.50"}"#)
             _ = try await app.request("PATCH", "/categories/1", json: #"{"amount":"120.00"}"#)

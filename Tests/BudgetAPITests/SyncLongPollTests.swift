@@ -9,13 +9,17 @@ import APITestSupport
     /// The read timeout of a long-poll's client: a hang detector far above what a loaded machine takes to
     /// answer a woken poll, and below the polls' `wait=60`, so that a poll no change woke fails the test.
     static let pollTimeout = Duration.seconds(50)
+    /// How long a poll may take to wait: `GET /changes` first waits for the sequencer to catch up, up to twice
+    /// the pool's checkout timeout (30 s in `TestApp`s), which on a loaded machine is more than `waitUntil`'s
+    /// default 20 s.
+    static let registering = Duration.seconds(90)
 
     @Test func aWriteThroughAnotherServerWakesALongPoll() async throws {
         try await TestApp.with(poolConfiguration: TestApp.smallPool) { first in
             try await TestApp.with(databaseURL: first.databaseURL, poolConfiguration: TestApp.smallPool) { second in
                 // The wait outlasts the client's read timeout: only a notification can answer this poll in time.
                 async let polled = first.request("GET", "/changes?since=0&wait=60", timeout: Self.pollTimeout)
-                try await waitUntil("the long-poll waits") { first.service.longPollWaiters == 1 }
+                try await waitUntil("the long-poll waits", timeout: Self.registering) { first.service.longPollWaiters == 1 }
                 let created = try await second.request("POST", "/categories", json: #"{"title":"Woken","amount":1}"#)
                 #expect(created.status == 201)
                 let response = try await polled
@@ -45,13 +49,13 @@ import APITestSupport
                 await notifications.wait(after: 0, timeout: .seconds(1)) > 0
             }
             async let polled = app.request("GET", "/changes?collection=transactions&wait=60", timeout: Self.pollTimeout)
-            try await waitUntil("the filtered long-poll waits") { app.service.longPollWaiters == 1 }
+            try await waitUntil("the filtered long-poll waits", timeout: Self.registering) { app.service.longPollWaiters == 1 }
             let before = notifications.generation
             let category = try await app.request("POST", "/categories", json: #"{"title":"Other","amount":1}"#)
             #expect(category.status == 201)
             // The category's change wakes every waiter (which removes it); the filtered poll finds nothing for
             // `transactions` and waits again. A poll that the wake ended would never be back among the waiters.
-            try await waitUntil("the poll, woken by the category's change, waits again") {
+            try await waitUntil("the poll, woken by the category's change, waits again", timeout: Self.registering) {
                 notifications.generation > before && app.service.longPollWaiters == 1
             }
             // Only a transaction ends the wait, and the answer holds only it.
@@ -77,7 +81,7 @@ import APITestSupport
                             .text.contains(#""title":"Many""#)
                     }
                 }
-                try await waitUntil("every long-poll waits") { app.service.longPollWaiters == pollers }
+                try await waitUntil("every long-poll waits", timeout: Self.registering) { app.service.longPollWaiters == pollers }
                 _ = try await app.request("POST", "/categories", json: #"{"title":"Many","amount":1}"#)
                 var woken = 0
                 for try await sawChange in group where sawChange { woken += 1 }
@@ -108,7 +112,7 @@ import APITestSupport
         let app = try await TestApp(poolConfiguration: TestApp.smallPool)
         _ = try await app.request("POST", "/categories", json: #"{"title":"Before","amount":1}"#)
         async let polled = app.request("GET", "/changes?since=1&wait=60", timeout: Self.pollTimeout)
-        try await waitUntil("the long-poll waits") { app.service.longPollWaiters == 1 }
+        try await waitUntil("the long-poll waits", timeout: Self.registering) { app.service.longPollWaiters == 1 }
         // What a SIGTERM does (Serve.swift): answer the pollers, then drain with a grace period far below the wait.
         await app.stop()
         let response = try await polled

@@ -13,9 +13,11 @@ struct SyncRoutes: Sendable {
 
     /// The channel every process's sequencer notifies once per stamped batch.
     static let channel = "budget_changes"
-    /// How long `GET /changes` waits for the sequencer before it answers 503: a run takes a few
-    /// milliseconds, so only a database in trouble makes it wait this long.
-    static let catchUpTimeout = Duration.seconds(10)
+    /// How long `GET /changes` waits for the sequencer before it answers 503: twice the pool's checkout
+    /// timeout (10 s with the default `--pool-timeout`). A run takes a few milliseconds, so only a database in
+    /// trouble makes it wait this long; a test's server, which waits longer for connections on a loaded
+    /// machine, waits longer for the sequencer too.
+    let catchUpTimeout: Duration
     /// The least time between two sequencer runs of this process: under a stream of writes each run
     /// stamps what committed meanwhile, so its commit and its NOTIFY are shared (docs/change-feed.md).
     static let sequencerPacing = Duration.milliseconds(5)
@@ -24,6 +26,7 @@ struct SyncRoutes: Sendable {
     static let pendingMaintenanceInterval = Duration.milliseconds(250)
 
     init(pool: ConnectionPool, tombstoneRetention: Duration, logger: Logger) {
+        catchUpTimeout = pool.configuration.checkoutTimeout * 2
         // A window shorter than an hour (tests, a tiny --tombstone-retention) purges that much more often.
         purger = PeriodicPurge(statement: ChangeFeedQueries.purge(retention: tombstoneRetention),
                                interval: min(.seconds(3600), tombstoneRetention))
@@ -47,7 +50,7 @@ struct SyncRoutes: Sendable {
         // its own acknowledged writes here. A page read without it would still be gap-free, only short of
         // the client's own writes, so a sequencer that cannot finish is an outage (503, Retry-After).
         // Before the purge, which removes only stamped tombstones.
-        guard await sequencer.catchUp(timeout: Self.catchUpTimeout) else { throw APIError.databaseUnavailable }
+        guard await sequencer.catchUp(timeout: catchUpTimeout) else { throw APIError.databaseUnavailable }
         try await purger.purgeIfDue(in: database)
         let deadline = ContinuousClock.now + feedRequest.wait
         while true {
