@@ -34,7 +34,13 @@ import TestSupport
     }
 
     private func outageAndRecovery(_ database: ScratchCluster) async throws {
-        let server = try await ServerProcess.start(["--database-url", database.databaseURL])
+        // --pool-timeout 10: GET /changes waits for the sequencer twice that (20 s) before its 503, within the
+        // clients' 30 s; the default of test servers (30 s) would make it wait 60 s. The pool connects first,
+        // so that its own start on a loaded machine does not count against the 10 s.
+        let server = try await ServerProcess.start(["--database-url", database.databaseURL, "--pool-timeout", "10"])
+        try await waitUntil("the server's pool has connected", timeout: .seconds(60)) {
+            try await Self.otherSessions(database.databaseURL).contains { $0.contains("statement_timeout") }
+        }
         let category = try await server.request("POST", "/categories", json: #"{"title":"Food","amount":100}"#)
         #expect(category.status == 201, "\(category.text)")
         #expect(try await server.request("GET", "/ready").status == 200)
