@@ -78,9 +78,7 @@ public enum BudgetApp {
         OpenAPIRoutes().register(in: &router)
         if options.servesHomePage { HomeRoutes().register(in: &router) }
         sync.register(in: &router)
-        RecordRoutes<Categories>().register(in: &router)
-        CategoryTransactionRoutes().register(in: &router)
-        RecordRoutes<Transactions>().register(in: &router)
+        for resource in TypedResources.all { resource.register(in: &router) }
         CollectionRoutes(allowReset: options.allowsReset).register(in: &router)
 
         let idempotency = Idempotency()

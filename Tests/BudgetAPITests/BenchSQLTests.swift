@@ -15,7 +15,7 @@ import Testing
     static let id: Int64 = 424_242
 
     static func listRequest() throws -> ListAnswer {
-        try ListAnswer(request: Request(method: .get, target: "/categories/\(id)/transactions"), catalog: Transactions.catalog)
+        try ListAnswer(request: Request(method: .get, target: "/categories/\(id)/transactions"), source: Transactions.plainSource)
     }
 
     /// Each script's statements, rendered from the routes' own queries.
@@ -27,9 +27,9 @@ import Testing
             ],
             "transactions": [
                 list.statement(
-                    element: try Transactions.listElement(for: Request(method: .get, target: "/")),
-                    from: Transactions.listSource, scope: "t.category_id = \(id)",
-                    tieBreak: Transactions.defaultOrder, ownerExists: CategoryQueries.exists(id: id)),
+                    element: Transactions.plainSource.element, from: Transactions.plainSource.from,
+                    scope: "t.category_id = \(id)", tieBreak: Transactions.plainSource.tieBreak,
+                    ownerExists: CategoryQueries.exists(id: id)),
             ],
             "post": [
                 TransactionQueries.insert(try TransactionFields(

@@ -6,9 +6,9 @@ struct CategoryFields: Sendable {
     var title: String?
     var amount: Money?
 
-    static let known: Set<String> = ["id", "title", "amount"]
-    /// Computed or server-kept fields that clients may send back; writes ignore them (docs/api.md).
-    static let readOnly: Set<String> = ["spent", "remaining", "createdAt", "updatedAt", "version", "transactions"]
+    static let known = CategoryQueries.shape.writableNames
+    /// Computed or server-kept fields that clients may send back, and `_embed`'s; writes ignore them (docs/api.md).
+    static let readOnly = CategoryQueries.shape.readOnlyNames.union(["transactions"])
 
     /// Validates one JSON object, reporting every invalid field at once (422).
     init(_ members: JSONObject, mode: WriteMode, fieldPrefix: String = "") throws {

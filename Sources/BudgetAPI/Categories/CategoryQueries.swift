@@ -2,17 +2,20 @@ import Postgres
 
 /// The SQL behind the category routes; the only place that knows categories' column names.
 enum CategoryQueries {
-    /// A category row `c` with its balance `b` as plain columns, in the JSON's member order (README, "A walk through with curl").
-    static let record = PlainRecord([
-        ("id", "c.id", .number),
-        ("title", "c.title", .string),
-        ("amount", "c.amount", .number),
-        ("spent", "b.spent", .number),
-        ("remaining", "c.amount - b.spent", .number),
-        ("createdAt", "c.created_at", .timestamp),
-        ("updatedAt", "c.updated_at", .timestamp),
-        ("version", "c.version", .number),
+    /// A category row `c` with its balance `b`, each member declared once, in the JSON's order (README, "A walk
+    /// through with curl").
+    static let shape = RecordShape(recordName: "category", fields: [
+        RecordField("id", "c.id", .integer, .stored),
+        RecordField("title", "c.title", .text, .stored, isSearchable: true),
+        RecordField("amount", "c.amount", .money, .stored),
+        RecordField("spent", "b.spent", .money, .derived),
+        RecordField("remaining", "(c.amount - b.spent)", .money, .derived),
+        RecordField("createdAt", "c.created_at", .timestamp, .kept),
+        RecordField("updatedAt", "c.updated_at", .timestamp, .kept),
+        RecordField("version", "c.version", .integer, .kept),
     ])
+
+    static var record: PlainRecord { shape.record }
 
     /// Joins each category row `c` with the sum of its transactions as `b.spent`.
     private static let balance: Query = """
@@ -32,12 +35,6 @@ enum CategoryQueries {
         "(SELECT \(json(embeddingTransactions: false)) FROM categories c \(balance) WHERE \(condition))"
     }
 
-    /// Every category in id order, as one JSON array (what `export` writes).
-    static func list(embeddingTransactions: Bool) -> Query {
-        let element = json(embeddingTransactions: embeddingTransactions)
-        return "SELECT \(SQLFragments.jsonArray(of: element, orderBy: "c.id")) FROM \(source)"
-    }
-
     /// What category lists select from: each row `c` with its balance `b`.
     static let source: Query = "categories c \(balance)"
 
@@ -49,11 +46,6 @@ enum CategoryQueries {
     /// The category's JSON rendered in SQL, for `_embed=transactions`.
     static func find(id: Int64, embeddingTransactions: Bool) -> Query {
         "SELECT \(json(embeddingTransactions: embeddingTransactions)) FROM categories c \(balance) WHERE c.id = \(id)"
-    }
-
-    /// The category's `record` columns; no row when there is no such category.
-    static func find(id: Int64) -> Query {
-        "SELECT \(record.columns) FROM categories c \(balance) WHERE c.id = \(id)"
     }
 
     /// Writes answer (id, created, `record` columns) from the written row `c` (see `TypedResource`).
@@ -96,12 +88,25 @@ enum CategoryQueries {
             """
     }
 
-    /// Deletes a category (and, by the foreign key's cascade, its transactions), answering what it was.
+    /// Deletes a category (and, by the foreign keys' cascade, its transactions), answering what it was.
     static func delete(id: Int64) -> Query {
         // The CTE's snapshot predates the delete, so `spent` still counts the transactions it removes.
         """
         WITH c AS (DELETE FROM categories WHERE id = \(id) RETURNING *)
         SELECT c.id, false, \(answer)
         """
+    }
+}
+
+extension CategoryQueries {
+    /// A category under its seed id (or the next server id), with the times and version an export wrote.
+    static func seedInsert(_ record: SeedRecord<CategoryFields>) -> Query {
+        let fields = record.fields
+        return """
+            INSERT INTO categories (id, title, amount, created_at, updated_at, version)
+            VALUES (coalesce(\(fields.id)::bigint, nextval('categories_id_seq')), \(fields.title), \(fields.amount),
+                    coalesce(\(record.createdAt)::timestamptz, now()), coalesce(\(record.updatedAt)::timestamptz, now()),
+                    coalesce(\(record.version)::integer, 1))
+            """
     }
 }

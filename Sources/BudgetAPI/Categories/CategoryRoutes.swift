@@ -12,24 +12,26 @@ struct Categories: TypedResource {
 
     static func id(of fields: CategoryFields) -> Int64? { fields.id }
 
-    static let catalog = ColumnCatalog.categories
-    static let listSource = CategoryQueries.source
-    static let defaultOrder: Query = "c.id"
+    static let shape = CategoryQueries.shape
+    static let table: Query = "categories c"
+    static let source = CategoryQueries.source
+    static let idColumn: Query = "c.id"
 
-    static let record = CategoryQueries.record
-
-    static func listElement(for request: Request) throws -> ListElement {
-        try embedsTransactions(request) ? .rendered(CategoryQueries.json(embeddingTransactions: true)) : .plain(record)
+    static func listSource(for request: Request) throws -> ListSource {
+        var source = plainSource
+        if try embedsTransactions(request) { source.element = .rendered(CategoryQueries.json(embeddingTransactions: true)) }
+        return source
     }
 
     static func find(id: Int64, for request: Request) throws -> RecordRead {
-        try embedsTransactions(request) ? .rendered(CategoryQueries.find(id: id, embeddingTransactions: true)) : .plain(CategoryQueries.find(id: id), record)
+        try embedsTransactions(request) ? .rendered(CategoryQueries.find(id: id, embeddingTransactions: true)) : .plain(find(id: id), shape.record)
     }
 
     static func insert(_ fields: CategoryFields) -> Query { CategoryQueries.insert(fields) }
     static func replace(id: Int64, with fields: CategoryFields) -> Query { CategoryQueries.replace(id: id, with: fields) }
     static func update(id: Int64, with fields: CategoryFields) -> Query { CategoryQueries.update(id: id, with: fields) }
     static func delete(id: Int64) -> Query { CategoryQueries.delete(id: id) }
+    static func seedInsert(_ record: SeedRecord<CategoryFields>) -> Query { CategoryQueries.seedInsert(record) }
 
     /// `_embed=transactions` nests each category's transactions, as json-server's `_embed` does.
     private static func embedsTransactions(_ request: Request) throws -> Bool {

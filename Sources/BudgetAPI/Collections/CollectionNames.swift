@@ -6,9 +6,6 @@ enum CollectionNames {
     /// Top-level paths the server itself answers; a seed or `PUT /db` may not define them.
     static let reserved: Set<String> = ["db", "health", "ready", "metrics", "changes", "batch"]
 
-    /// Names with relational tables of their own (docs/api.md); a seed's records for them go there.
-    static let typed: [String] = [Categories.collection, Transactions.collection]
-
     /// Whether `name` fits the `collections_name_format` constraint of migrations/0005.
     static func isWellFormed(_ name: String) -> Bool {
         (1...100).contains(name.utf8.count) && name.utf8.allSatisfy { byte in

@@ -2,18 +2,15 @@ import Postgres
 
 /// Writes the whole database as a json-server db.json, the shape `Seeder` loads back unchanged (docs/configuration.md, export).
 ///
-/// The typed tables come first, as their API JSON without the computed `spent` and `remaining`; then every
-/// generic collection in the order it was defined, each record's body exactly as stored.
+/// The typed tables come first, in `TypedResources.all` order, as their API JSON without the derived members
+/// (a category's `spent` and `remaining`); then every generic collection in the order it was defined, each
+/// record's body exactly as stored.
 public enum Exporter {
-    /// Computed members of a category that a seed would ignore anyway.
-    static let computedCategoryMembers: Set<String> = ["spent", "remaining"]
-
     /// The db.json document as compact JSON; run it in a transaction for one consistent snapshot.
     public static func export(_ connection: Connection) throws -> [UInt8] {
-        var members: [(name: String, json: [UInt8])] = [
-            (Categories.collection, try categories(connection)),
-            (Transactions.collection, try connection.json(TransactionQueries.list(expandingCategory: false)) ?? Array("[]".utf8)),
-        ]
+        var members: [(name: String, json: [UInt8])] = try TypedResources.all.map { resource in
+            (resource.collection, try connection.json(resource.exportList) ?? Array("[]".utf8))
+        }
         for row in try connection.query(generic) {
             members.append((try row.decode(String.self, at: 0), row.bytes(at: 1) ?? Array("{}".utf8)))
         }
@@ -24,18 +21,6 @@ public enum Exporter {
         }
         bytes.append(UInt8(ascii: "}"))
         return bytes
-    }
-
-    /// The categories as the API renders them, minus the members computed from transactions.
-    private static func categories(_ connection: Connection) throws -> [UInt8] {
-        let rendered = try connection.json(CategoryQueries.list(embeddingTransactions: false)) ?? Array("[]".utf8)
-        guard case .array(let records) = try JSONParser.parse(rendered) else { return rendered }
-        let stripped = records.map { record -> JSONValue in
-            guard case .object(var members) = record else { return record }
-            for name in computedCategoryMembers { members[name] = nil }
-            return .object(members)
-        }
-        return JSONWriter.bytes(.array(stripped))
     }
 
     /// Each generic collection's name and JSON: the array of its bodies, or a singular resource's object.
@@ -52,19 +37,23 @@ public enum Exporter {
 
 /// What a seed loaded, for the operator's confirmation line.
 public struct SeedSummary: Sendable, CustomStringConvertible {
-    public let categories: Int
-    public let transactions: Int
+    /// Each typed resource's name and record count, in `TypedResources.all` order.
+    public let typed: [(name: String, records: Int)]
     /// Each generic collection's name and record count (nil for a singular resource), in file order.
     public let collections: [(name: String, records: Int?)]
 
     init(_ plan: SeedPlan) {
-        categories = plan.categories.count
-        transactions = plan.transactions.count
+        typed = plan.typed.map { ($0.collection, $0.inserts.count) }
         collections = plan.collections.map { ($0.name, $0.kind == .plural ? $0.records.count : nil) }
     }
 
+    /// How many records a seed loaded into the typed resource `name` (0 for a name that is not one).
+    public func records(of name: String) -> Int {
+        typed.first { $0.name == name }?.records ?? 0
+    }
+
     public var description: String {
-        var parts = ["\(categories) categories", "\(transactions) transactions"]
+        var parts = typed.map { "\($0.records) \($0.name)" }
         parts += collections.map { name, records in records.map { "\(name): \($0) records" } ?? "\(name): singular" }
         return "seeded " + parts.joined(separator: ", ")
     }

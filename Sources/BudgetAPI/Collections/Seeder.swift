@@ -41,9 +41,10 @@ public enum Seeder {
     }
 
     private static func write(_ plan: SeedPlan, on connection: Connection) throws {
-        // Categories before transactions, whatever the file's order: a transaction needs its category.
-        for record in plan.categories { try insert(SeedQueries.insert(record), at: record.path, on: connection) }
-        for record in plan.transactions { try insert(SeedQueries.insert(record), at: record.path, on: connection) }
+        // In `TypedResources.all` order, whatever the file's: a transaction needs its category.
+        for resource in plan.typed {
+            for record in resource.inserts { try insert(record.query, at: record.path, on: connection) }
+        }
         for collection in plan.collections {
             try connection.execute(DocumentQueries.define(collection.name, kind: collection.kind, nextID: collection.nextID))
             var start = 0

@@ -15,11 +15,7 @@ enum HomeQueries {
     /// `(category_id, id)` one: it is the same lateral sum as the category's JSON.
     static let page: Query = """
         SELECT kind, name, records, id, amount, spent, remaining FROM (
-            SELECT 0 AS section, 0::bigint AS position, 'typed' AS kind, 'categories' AS name,
-                   (SELECT count(*) FROM categories) AS records,
-                   NULL::bigint AS id, NULL::numeric AS amount, NULL::numeric AS spent, NULL::numeric AS remaining
-            UNION ALL
-            SELECT 0, 1, 'typed', 'transactions', (SELECT count(*) FROM transactions), NULL, NULL, NULL, NULL
+            \(Query.joined(typedCounts, separator: " UNION ALL "))
             UNION ALL
             SELECT 1, row_number() OVER (ORDER BY k.created_at, k.name), k.kind, k.name,
                    (SELECT count(*) FROM documents d WHERE d.collection = k.name), NULL, NULL, NULL, NULL
@@ -30,6 +26,15 @@ enum HomeQueries {
         ) page
         ORDER BY section, position
         """
+
+    /// A row per typed resource, in `TypedResources.all` order, with its record count.
+    private static let typedCounts: [Query] = TypedResources.all.enumerated().map { index, resource in
+        """
+        SELECT 0 AS section, \(Int64(index))::bigint AS position, 'typed' AS kind, \(resource.collection)::text AS name,
+               (SELECT count(*) FROM \(resource.table)) AS records,
+               NULL::bigint AS id, NULL::numeric AS amount, NULL::numeric AS spent, NULL::numeric AS remaining
+        """
+    }
 
     /// The page's contents from the rows of `page`.
     static func decode(_ result: QueryResult) throws -> HomePage {

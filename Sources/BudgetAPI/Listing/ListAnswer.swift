@@ -11,10 +11,16 @@ struct ListAnswer: Sendable {
     let plan: ListPlan
     private let url: PageURL
 
-    init(request: Request, catalog: some FieldCatalog) throws {
-        query = try ListQuery.parse(request.query)
+    /// - Parameter ignoring: query parameters that are not the query language's (a list source's own, such as `month`).
+    init(request: Request, catalog: some FieldCatalog, ignoring: Set<String> = []) throws {
+        query = try ListQuery.parse(ignoring.isEmpty ? request.query : request.query.filter { !ignoring.contains($0.name) })
         plan = try ListPlan(query, catalog: catalog)
         url = PageURL(request)
+    }
+
+    /// A typed list: the query language over the source's members, without the parameters the source took.
+    init(request: Request, source: ListSource) throws {
+        try self.init(request: request, catalog: source.shape.catalog, ignoring: source.parameters)
     }
 
     /// Whether the statement must run inside a transaction, for its `SET LOCAL statement_timeout`.
@@ -91,6 +97,14 @@ enum ListElement: Sendable {
 }
 
 extension Database {
+    /// Answers a typed list with one statement (see the other `list`).
+    func list(
+        _ answer: ListAnswer, from source: ListSource, scope: Query = "TRUE",
+        owner: (exists: Query, missing: any Error & Sendable)? = nil
+    ) async throws -> Response {
+        try await list(answer, element: source.element, from: source.from, scope: scope, tieBreak: source.tieBreak, owner: owner)
+    }
+
     /// Answers a list with one statement; in a transaction only when the plan needs one, else on the event
     /// loop's own connection (`Database.query`).
     func list(

@@ -20,6 +20,19 @@ struct PlainRecord: Sendable {
         /// A `timestamptz` (`2026-11-21 08:00:00.123456+00`) as `to_char(… 'YYYY-MM-DD"T"HH24:MI:SS"Z"')`
         /// writes it: `2026-11-21T08:00:00Z`, the fraction cut (not rounded) to whole seconds (docs/api.md).
         case timestamp
+        /// A `boolean`, whose text is `t` or `f`: `true` or `false`.
+        case boolean
+
+        /// How a member of this SQL type is written.
+        init(_ type: ColumnType) {
+            switch type {
+            case .integer, .money: self = .number
+            case .text: self = .string
+            case .date: self = .date
+            case .timestamp: self = .timestamp
+            case .boolean: self = .boolean
+            }
+        }
     }
 
     /// The select list, one column per member, in member order.
@@ -35,12 +48,12 @@ struct PlainRecord: Sendable {
     /// A guess at one record's size, so a buffer is allocated once for most pages.
     private let typicalSize: Int
 
-    init(_ members: [(name: String, sql: Query, kind: Kind)]) {
+    init(_ members: [RecordField]) {
         columns = Query.joined(members.map(\.sql), separator: ", ")
         renderedColumns = Query.joined(members.map { member in
-            "\(member.kind == .timestamp ? SQLFragments.timestamp(member.sql) : member.sql) AS \(Query(identifier: member.name))"
+            "\(member.type == .timestamp ? SQLFragments.timestamp(member.sql) : member.sql) AS \(Query(identifier: member.name))"
         }, separator: ", ")
-        kinds = members.map(\.kind)
+        kinds = members.map { Kind($0.type) }
         prefixes = members.enumerated().map { index, member in
             Array((index == 0 ? "{" : ",").utf8) + JSONWriter.bytes(.string(member.name)) + [UInt8(ascii: ":")]
         }
@@ -81,6 +94,7 @@ struct PlainRecord: Sendable {
                     output.append(contentsOf: text)
                     output.append(UInt8(ascii: "\""))
                 case .timestamp: Self.appendTimestamp(text, to: &output)
+                case .boolean: output += text.first == UInt8(ascii: "t") ? Self.true : Self.false
                 }
             }
         }
@@ -88,6 +102,8 @@ struct PlainRecord: Sendable {
     }
 
     private static let null = Array("null".utf8)
+    private static let `true` = Array("true".utf8)
+    private static let `false` = Array("false".utf8)
 
     /// `2026-11-21 08:00:00.1239+00` → `"2026-11-21T08:00:00Z"`: the date, the time to the second, and the
     /// fraction (if any) cut off, so that every default ISO 8601 decoder reads it.

@@ -21,9 +21,8 @@ struct RecordRoutes<Resource: TypedResource>: Sendable {
 
     /// The records the query language picks (docs/json-server.md), in id order unless `_sort` says otherwise.
     func list(_ request: Request, database: Database) async throws -> Response {
-        let answer = try ListAnswer(request: request, catalog: Resource.catalog)
-        let element = try Resource.listElement(for: request)
-        return try await database.list(answer, element: element, from: Resource.listSource, tieBreak: Resource.defaultOrder)
+        let source = try Resource.listSource(for: request)
+        return try await database.list(try ListAnswer(request: request, source: source), from: source)
     }
 
     func find(_ request: Request, database: Database) async throws -> Response {
@@ -52,14 +51,14 @@ struct RecordRoutes<Resource: TypedResource>: Sendable {
         }
         guard invalid.isEmpty else { throw APIError.invalidFields(invalid) }
         guard isArray else {
-            guard let record = try await database.write(Resource.insert(allFields[0]), rendering: Resource.record) else {
+            guard let record = try await database.write(Resource.insert(allFields[0]), rendering: Resource.shape.record) else {
                 preconditionFailure("INSERT … RETURNING answered no row")
             }
             return created(record)
         }
         let records = try await database.transaction { [allFields] connection in
             try allFields.map { fields in
-                guard let record = try connection.write(Resource.insert(fields), rendering: Resource.record) else {
+                guard let record = try connection.write(Resource.insert(fields), rendering: Resource.shape.record) else {
                     preconditionFailure("INSERT … RETURNING answered no row")
                 }
                 return record
@@ -73,7 +72,7 @@ struct RecordRoutes<Resource: TypedResource>: Sendable {
         let id = try recordID(request)
         let fields = try Resource.fields(from: try RequestBody.object(request), mode: .complete, fieldPrefix: "")
         try checkBodyID(Resource.id(of: fields), matches: id)
-        guard let record = try await database.write(Resource.replace(id: id, with: fields), rendering: Resource.record) else {
+        guard let record = try await database.write(Resource.replace(id: id, with: fields), rendering: Resource.shape.record) else {
             preconditionFailure("INSERT … ON CONFLICT … RETURNING answered no row")
         }
         return record.isCreated ? created(record) : .json(record.json)
@@ -85,7 +84,7 @@ struct RecordRoutes<Resource: TypedResource>: Sendable {
         let members = try RequestBody.object(request, accepting: [RequestBody.json, RequestBody.mergePatch])
         let fields = try Resource.fields(from: members, mode: .partial, fieldPrefix: "")
         try checkBodyID(Resource.id(of: fields), matches: id)
-        guard let record = try await database.write(Resource.update(id: id, with: fields), rendering: Resource.record) else {
+        guard let record = try await database.write(Resource.update(id: id, with: fields), rendering: Resource.shape.record) else {
             throw APIError.notFound(resource: Resource.recordName, id: id)
         }
         return .json(record.json)
@@ -94,7 +93,7 @@ struct RecordRoutes<Resource: TypedResource>: Sendable {
     /// DELETE: answers the record as it was (json-server 0.17 answers 200 with it).
     func delete(_ request: Request, database: Database) async throws -> Response {
         let id = try recordID(request)
-        guard let record = try await database.write(Resource.delete(id: id), rendering: Resource.record) else {
+        guard let record = try await database.write(Resource.delete(id: id), rendering: Resource.shape.record) else {
             throw APIError.notFound(resource: Resource.recordName, id: id)
         }
         return .json(record.json)

@@ -11,9 +11,9 @@ struct TransactionFields: Sendable {
     /// Absent (`.none`), cleared (`.some(nil)`) or set.
     var note: String??
 
-    static let known: Set<String> = ["id", "categoryId", "title", "amount", "date", "note"]
-    /// Server-kept fields that clients may send back; writes ignore them.
-    static let readOnly: Set<String> = ["createdAt", "updatedAt", "version", "category"]
+    static let known = TransactionQueries.shape.writableNames
+    /// Server-kept fields that clients may send back, and `_expand`'s; writes ignore them.
+    static let readOnly = TransactionQueries.shape.readOnlyNames.union(["category"])
 
     /// Validates one JSON object, reporting every invalid field at once (422).
     ///

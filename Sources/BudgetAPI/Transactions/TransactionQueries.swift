@@ -2,18 +2,21 @@ import Postgres
 
 /// The SQL behind the transaction routes; the only place that knows transactions' column names.
 enum TransactionQueries {
-    /// A transaction row `t` as plain columns, in the JSON's member order (README, "A walk through with curl").
-    static let record = PlainRecord([
-        ("id", "t.id", .number),
-        ("categoryId", "t.category_id", .number),
-        ("title", "t.title", .string),
-        ("amount", "t.amount", .number),
-        ("date", "t.date", .date),
-        ("note", "t.note", .string),
-        ("createdAt", "t.created_at", .timestamp),
-        ("updatedAt", "t.updated_at", .timestamp),
-        ("version", "t.version", .number),
+    /// A transaction row `t`, each member declared once, in the JSON's order (README, "A walk through with curl").
+    static let shape = RecordShape(recordName: "transaction", fields: [
+        RecordField("id", "t.id", .integer, .stored),
+        RecordField("categoryId", "t.category_id", .integer, .stored),
+        RecordField("title", "t.title", .text, .stored, isSearchable: true),
+        // json-server's q looks in strings and numbers; amounts are searchable as their text, e.g. q=12.50.
+        RecordField("amount", "t.amount", .money, .stored, isSearchable: true),
+        RecordField("date", "t.date", .date, .stored),
+        RecordField("note", "t.note", .text, .stored, isSearchable: true),
+        RecordField("createdAt", "t.created_at", .timestamp, .kept),
+        RecordField("updatedAt", "t.updated_at", .timestamp, .kept),
+        RecordField("version", "t.version", .integer, .kept),
     ])
+
+    static var record: PlainRecord { shape.record }
 
     /// The JSON object of transaction row `t`, optionally with its category under `category`.
     static func json(expandingCategory: Bool) -> Query {
@@ -29,20 +32,9 @@ enum TransactionQueries {
         return "(SELECT \(SQLFragments.jsonArray(of: element, orderBy: "t.id"))::json FROM transactions t WHERE \(condition))"
     }
 
-    /// Every transaction in id order, as one JSON array (what `export` writes).
-    static func list(expandingCategory: Bool) -> Query {
-        let element = json(expandingCategory: expandingCategory)
-        return "SELECT \(SQLFragments.jsonArray(of: element, orderBy: "t.id")) FROM transactions t"
-    }
-
     /// The transaction's JSON rendered in SQL, for `_expand=category`.
     static func find(id: Int64, expandingCategory: Bool) -> Query {
         "SELECT \(json(expandingCategory: expandingCategory)) FROM transactions t WHERE t.id = \(id)"
-    }
-
-    /// The transaction's `record` columns; no row when there is no such transaction.
-    static func find(id: Int64) -> Query {
-        "SELECT \(record.columns) FROM transactions t WHERE t.id = \(id)"
     }
 
     /// Writes answer (id, created, `record` columns) from the written row `t` (see `TypedResource`).
@@ -95,5 +87,19 @@ enum TransactionQueries {
         WITH t AS (DELETE FROM transactions WHERE id = \(id) RETURNING *)
         SELECT t.id, false, \(answer)
         """
+    }
+}
+
+extension TransactionQueries {
+    /// A transaction under its seed id (or the next server id); `date` defaults to today as over the API.
+    static func seedInsert(_ record: SeedRecord<TransactionFields>) -> Query {
+        let fields = record.fields
+        return """
+            INSERT INTO transactions (id, category_id, title, amount, date, note, created_at, updated_at, version)
+            VALUES (coalesce(\(fields.id)::bigint, nextval('transactions_id_seq')), \(fields.categoryID), \(fields.title),
+                    \(fields.amount), coalesce(\(fields.date)::date, \(SQLFragments.todayUTC)), \(fields.note ?? nil)::text,
+                    coalesce(\(record.createdAt)::timestamptz, now()), coalesce(\(record.updatedAt)::timestamptz, now()),
+                    coalesce(\(record.version)::integer, 1))
+            """
     }
 }

@@ -12,24 +12,31 @@ struct Transactions: TypedResource {
 
     static func id(of fields: TransactionFields) -> Int64? { fields.id }
 
-    static let catalog = ColumnCatalog.transactions
-    static let listSource: Query = "transactions t"
-    static let defaultOrder: Query = "t.id"
+    static let shape = TransactionQueries.shape
+    static let table: Query = "transactions t"
+    static let idColumn: Query = "t.id"
 
-    static let record = TransactionQueries.record
-
-    static func listElement(for request: Request) throws -> ListElement {
-        try expandsCategory(request) ? .rendered(TransactionQueries.json(expandingCategory: true)) : .plain(record)
+    static func listSource(for request: Request) throws -> ListSource {
+        var source = plainSource
+        if try expandsCategory(request) { source.element = .rendered(TransactionQueries.json(expandingCategory: true)) }
+        return source
     }
 
     static func find(id: Int64, for request: Request) throws -> RecordRead {
-        try expandsCategory(request) ? .rendered(TransactionQueries.find(id: id, expandingCategory: true)) : .plain(TransactionQueries.find(id: id), record)
+        try expandsCategory(request) ? .rendered(TransactionQueries.find(id: id, expandingCategory: true)) : .plain(find(id: id), shape.record)
     }
 
     static func insert(_ fields: TransactionFields) -> Query { TransactionQueries.insert(fields) }
     static func replace(id: Int64, with fields: TransactionFields) -> Query { TransactionQueries.replace(id: id, with: fields) }
     static func update(id: Int64, with fields: TransactionFields) -> Query { TransactionQueries.update(id: id, with: fields) }
     static func delete(id: Int64) -> Query { TransactionQueries.delete(id: id) }
+    static func seedInsert(_ record: SeedRecord<TransactionFields>) -> Query { TransactionQueries.seedInsert(record) }
+
+    /// The collection and its records, and a category's transactions under it.
+    static func register(in router: inout Router<Database>) {
+        RecordRoutes<Transactions>().register(in: &router)
+        CategoryTransactionRoutes().register(in: &router)
+    }
 
     /// `_expand=category` nests each transaction's category, as json-server's `_expand` does.
     private static func expandsCategory(_ request: Request) throws -> Bool {
@@ -47,11 +54,10 @@ struct CategoryTransactionRoutes: Sendable {
     /// The category's transactions, through the same query language as `/transactions`; 404 without the category.
     func list(_ request: Request, database: Database) async throws -> Response {
         let categoryID = try recordID(request)
-        let answer = try ListAnswer(request: request, catalog: Transactions.catalog)
-        let element = try Transactions.listElement(for: request)
+        let source = try Transactions.listSource(for: request)
+        let answer = try ListAnswer(request: request, source: source)
         return try await database.list(
-            answer, element: element, from: Transactions.listSource,
-            scope: "t.category_id = \(categoryID)", tieBreak: Transactions.defaultOrder,
+            answer, from: source, scope: "t.category_id = \(categoryID)",
             owner: (CategoryQueries.exists(id: categoryID), APIError.notFound(resource: Categories.recordName, id: categoryID))
         )
     }
