@@ -33,6 +33,9 @@ public enum BudgetApp {
         /// `--trust-proxy`: `Link` and the access log take the client's scheme, host and address from
         /// `Forwarded` / `X-Forwarded-*` (docs/operations.md); off, those headers are ignored.
         public var trustsProxy = false
+        /// `--time-zone` and the instant taken as now: what today (a new transaction's default `date`) and
+        /// `month=current` mean (docs/configuration.md).
+        public var clock = CivilClock()
 
         public init() {}
     }
@@ -76,10 +79,11 @@ public enum BudgetApp {
         MetricsRoutes(registry: options.metricsRegistry, factory: metrics, pool: pool, notifications: sync.notifications)
             .register(in: &router)
         OpenAPIRoutes().register(in: &router)
-        if options.servesHomePage { HomeRoutes().register(in: &router) }
+        if options.servesHomePage { HomeRoutes(clock: options.clock).register(in: &router) }
         sync.register(in: &router)
-        for resource in TypedResources.all { resource.register(in: &router) }
-        CollectionRoutes(allowReset: options.allowsReset).register(in: &router)
+        for resource in TypedResources.all { resource.register(in: &router, clock: options.clock) }
+        MonthRoutes(clock: options.clock).register(in: &router)
+        CollectionRoutes(allowReset: options.allowsReset, clock: options.clock).register(in: &router)
 
         let idempotency = Idempotency()
         let tags = EntityTagMiddleware(representationHeaders: representationHeaders, percentEncodingAdvice: percentEncodingAdvice)

@@ -23,7 +23,7 @@ import Testing
         let list = try listRequest()
         return [
             "category": [
-                SnapshotJSON.statement(try Categories.find(id: id, for: Request(method: .get, target: "/"))),
+                SnapshotJSON.statement(try Categories.find(id: id, for: Request(method: .get, target: "/"), clock: CivilClock())),
             ],
             "transactions": [
                 list.statement(
@@ -34,7 +34,7 @@ import Testing
             "post": [
                 TransactionQueries.insert(try TransactionFields(
                     ["title": .string("bench"), "amount": .number("12.50")], mode: .complete,
-                    categoryIDFromPath: id, fieldPrefix: "")),
+                    categoryIDFromPath: id, fieldPrefix: ""), today: CivilClock().today),
             ],
         ]
     }

@@ -2,29 +2,49 @@ import Postgres
 
 /// The SQL behind the category routes; the only place that knows categories' column names.
 enum CategoryQueries {
-    /// A category row `c` with its balance `b`, each member declared once, in the JSON's order (README, "A walk
-    /// through with curl").
-    static let shape = RecordShape(recordName: "category", fields: [
-        RecordField("id", "c.id", .integer, .stored),
-        RecordField("title", "c.title", .text, .stored, isSearchable: true),
-        RecordField("amount", "c.amount", .money, .stored),
-        RecordField("spent", "b.spent", .money, .derived),
-        RecordField("remaining", "(c.amount - b.spent)", .money, .derived),
-        RecordField("createdAt", "c.created_at", .timestamp, .kept),
-        RecordField("updatedAt", "c.updated_at", .timestamp, .kept),
-        RecordField("version", "c.version", .integer, .kept),
-    ])
+    /// Every member a category can have, each declared once, in the JSON's order (README, "A walk through
+    /// with curl"), over a category row `c` and its figures `f`; the month members appear only in a month
+    /// (`?month=`), where `spent` and `remaining` are the month's (docs/api.md, Months).
+    private static let members: [(field: RecordField, isMonthly: Bool)] = [
+        (RecordField("id", "c.id", .integer, .stored), false),
+        (RecordField("title", "c.title", .text, .stored, isSearchable: true), false),
+        (RecordField("amount", "c.amount", .money, .stored), false),
+        (RecordField("rollover", "c.rollover", .boolean, .stored), false),
+        (RecordField("month", "f.month", .month, .derived), true),
+        (RecordField("budgeted", "f.budgeted", .money, .derived), true),
+        (RecordField("carried", "f.carried", .money, .derived), true),
+        (RecordField("spent", "f.spent", .money, .derived), false),
+        (RecordField("remaining", "f.remaining", .money, .derived), false),
+        (RecordField("createdAt", "c.created_at", .timestamp, .kept), false),
+        (RecordField("updatedAt", "c.updated_at", .timestamp, .kept), false),
+        (RecordField("version", "c.version", .integer, .kept), false),
+    ]
+
+    /// A category as it is: `spent` and `remaining` over all time.
+    static let shape = RecordShape(recordName: "category", fields: members.filter { !$0.isMonthly }.map(\.field))
+    /// A category seen in a month.
+    static let monthShape = RecordShape(recordName: "category", fields: members.map(\.field))
 
     static var record: PlainRecord { shape.record }
 
-    /// Joins each category row `c` with the sum of its transactions as `b.spent`.
+    /// Joins each category row `c` with its all-time figures `f`: the sum of its transactions and what remains.
     private static let balance: Query = """
-        CROSS JOIN LATERAL (SELECT coalesce(sum(t.amount), 0.00) AS spent FROM transactions t WHERE t.category_id = c.id) b
+        CROSS JOIN LATERAL (SELECT s.spent, c.amount - s.spent AS remaining FROM \
+        (SELECT coalesce(sum(t.amount), 0.00) AS spent FROM transactions t WHERE t.category_id = c.id) s) f
         """
 
-    /// The JSON object of category row `c` (joined with `balance`), optionally with its transactions.
-    static func json(embeddingTransactions: Bool) -> Query {
-        let columns = record.renderedColumns
+    /// What category lists select from: each row `c` with its all-time figures `f`.
+    static let source: Query = "categories c \(balance)"
+
+    /// Each category row `c` with its figures `f` in the month whose first day `month` is (a `date`
+    /// expression), from `category_months` (migrations/0014).
+    static func source(month: Query) -> Query {
+        "categories c CROSS JOIN LATERAL category_months(c.id, c.amount, c.rollover, c.created_at, \(month), \(month)) f"
+    }
+
+    /// The JSON object of a category row `c` with figures `f` in `shape`, optionally with its transactions.
+    static func json(_ shape: RecordShape = shape, embeddingTransactions: Bool) -> Query {
+        let columns = shape.record.renderedColumns
         guard embeddingTransactions else { return SQLFragments.jsonObject(columns: columns) }
         let transactions = TransactionQueries.jsonArray(where: "t.category_id = c.id")
         return SQLFragments.jsonObject(columns: "\(columns), \(transactions) AS transactions")
@@ -32,20 +52,18 @@ enum CategoryQueries {
 
     /// A scalar subquery: the JSON object of the category that `condition` picks (over alias `c`).
     static func jsonObject(where condition: Query) -> Query {
-        "(SELECT \(json(embeddingTransactions: false)) FROM categories c \(balance) WHERE \(condition))"
+        "(SELECT \(json(embeddingTransactions: false)) FROM \(source) WHERE \(condition))"
     }
-
-    /// What category lists select from: each row `c` with its balance `b`.
-    static let source: Query = "categories c \(balance)"
 
     /// Whether the category exists, as a boolean expression.
     static func exists(id: Int64) -> Query {
         "EXISTS (SELECT 1 FROM categories WHERE id = \(id))"
     }
 
-    /// The category's JSON rendered in SQL, for `_embed=transactions`.
-    static func find(id: Int64, embeddingTransactions: Bool) -> Query {
-        "SELECT \(json(embeddingTransactions: embeddingTransactions)) FROM categories c \(balance) WHERE c.id = \(id)"
+    /// The category's JSON rendered in SQL over `source` (all time, or a month's), for `_embed=transactions`.
+    static func find(id: Int64, source: ListSource) -> Query {
+        guard case .rendered(let element) = source.element else { return "SELECT \(source.shape.record.columns) FROM \(source.from) WHERE c.id = \(id)" }
+        return "SELECT \(element) FROM \(source.from) WHERE c.id = \(id)"
     }
 
     /// Writes answer (id, created, `record` columns) from the written row `c` (see `TypedResource`).
@@ -57,8 +75,9 @@ enum CategoryQueries {
     static func insert(_ fields: CategoryFields) -> Query {
         """
         WITH c AS (
-            INSERT INTO categories (id, title, amount)
-            VALUES (coalesce(\(fields.id)::bigint, nextval('categories_id_seq')), \(fields.title), \(fields.amount))
+            INSERT INTO categories (id, title, amount, rollover)
+            VALUES (coalesce(\(fields.id)::bigint, nextval('categories_id_seq')), \(fields.title), \(fields.amount),
+                    coalesce(\(fields.rollover)::boolean, false))
             RETURNING *)
         SELECT c.id, true, \(answer)
         """
@@ -68,9 +87,10 @@ enum CategoryQueries {
     static func replace(id: Int64, with fields: CategoryFields) -> Query {
         """
         WITH c AS (
-            INSERT INTO categories AS existing (id, title, amount) VALUES (\(id), \(fields.title), \(fields.amount))
+            INSERT INTO categories AS existing (id, title, amount, rollover)
+            VALUES (\(id), \(fields.title), \(fields.amount), coalesce(\(fields.rollover)::boolean, false))
             ON CONFLICT (id) DO UPDATE
-                SET title = excluded.title, amount = excluded.amount,
+                SET title = excluded.title, amount = excluded.amount, rollover = excluded.rollover,
                     version = existing.version + 1, updated_at = now()
             RETURNING *, xmax = 0 AS inserted)
         SELECT c.id, c.inserted, \(answer)
@@ -82,13 +102,15 @@ enum CategoryQueries {
         var assignments: Query = "version = version + 1, updated_at = now()"
         if let title = fields.title { assignments.append(", title = \(title)") }
         if let amount = fields.amount { assignments.append(", amount = \(amount)") }
+        if let rollover = fields.rollover { assignments.append(", rollover = \(rollover)::boolean") }
         return """
             WITH c AS (UPDATE categories SET \(assignments) WHERE id = \(id) RETURNING *)
             SELECT c.id, false, \(answer)
             """
     }
 
-    /// Deletes a category (and, by the foreign keys' cascade, its transactions), answering what it was.
+    /// Deletes a category (and, by the foreign keys' cascade, its transactions and budgets, each leaving a
+    /// tombstone in the change feed), answering what it was.
     static func delete(id: Int64) -> Query {
         // The CTE's snapshot predates the delete, so `spent` still counts the transactions it removes.
         """
@@ -103,8 +125,9 @@ extension CategoryQueries {
     static func seedInsert(_ record: SeedRecord<CategoryFields>) -> Query {
         let fields = record.fields
         return """
-            INSERT INTO categories (id, title, amount, created_at, updated_at, version)
+            INSERT INTO categories (id, title, amount, rollover, created_at, updated_at, version)
             VALUES (coalesce(\(fields.id)::bigint, nextval('categories_id_seq')), \(fields.title), \(fields.amount),
+                    coalesce(\(fields.rollover)::boolean, false),
                     coalesce(\(record.createdAt)::timestamptz, now()), coalesce(\(record.updatedAt)::timestamptz, now()),
                     coalesce(\(record.version)::integer, 1))
             """

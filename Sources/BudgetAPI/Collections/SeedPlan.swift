@@ -26,7 +26,8 @@ struct SeedPlan {
     private(set) var collections: [Collection] = []
     private var issues: [SeedError.Issue] = []
 
-    init(_ document: JSONValue) throws(SeedError) {
+    /// - Parameter clock: what today is, for a transaction without a `date`.
+    init(_ document: JSONValue, clock: CivilClock) throws(SeedError) {
         guard case .object(let members) = document else {
             throw .invalid([.init(path: SeedPath.root, message: "must be a JSON object of collections, not \(document.typeName)")])
         }
@@ -39,7 +40,7 @@ struct SeedPlan {
             } else if !CollectionNames.isWellFormed(name) {
                 issue(path, "a collection name is 1 to 100 letters, digits, '_' or '-'")
             } else if let index = TypedResources.names.firstIndex(of: name) {
-                typed[index].inserts = typedRecords(TypedResources.all[index], value, path: path)
+                typed[index].inserts = typedRecords(TypedResources.all[index], value, path: path, clock: clock)
             } else if case .object(let body) = value {
                 collections.append(Collection(name: name, kind: .singular, records: [("", body)], nextID: 1))
             } else if case .array(let elements) = value {
@@ -95,7 +96,8 @@ struct SeedPlan {
     private mutating func typedRecords<Resource: TypedResource>(
         _ resource: Resource.Type,
         _ value: JSONValue,
-        path: String
+        path: String,
+        clock: CivilClock
     ) -> [(query: Query, path: String)] {
         guard case .array(let elements) = value else {
             issue(path, "must be an array of records, not \(value.typeName)")
@@ -114,7 +116,7 @@ struct SeedPlan {
             do {
                 let fields = try Resource.fields(from: members, mode: .complete, fieldPrefix: "")
                 let record = SeedRecord(fields: fields, createdAt: createdAt, updatedAt: updatedAt, version: version)
-                records.append((Resource.seedInsert(record), recordPath))
+                records.append((Resource.seedInsert(record, clock: clock), recordPath))
             } catch APIError.invalidFields(let errors) {
                 for error in errors { issue(SeedPath.member(recordPath, error.field), error.message) }
             } catch {

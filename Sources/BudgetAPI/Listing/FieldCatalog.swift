@@ -23,6 +23,8 @@ enum FieldReference: Sendable, Equatable {
 /// docs/json-server.md, the query language).
 enum ColumnType: Sendable, Equatable {
     case integer, money, text, date, timestamp, boolean
+    /// A `date` holding a month's first day, written and queried as `YYYY-MM`.
+    case month
 
     /// The SQL type the bound query text is cast to.
     var sqlName: Query {
@@ -33,6 +35,7 @@ enum ColumnType: Sendable, Equatable {
         case .date: "date"
         case .timestamp: "timestamptz"
         case .boolean: "boolean"
+        case .month: "date"
         }
     }
 }

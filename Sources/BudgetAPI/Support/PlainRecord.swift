@@ -22,6 +22,8 @@ struct PlainRecord: Sendable {
         case timestamp
         /// A `boolean`, whose text is `t` or `f`: `true` or `false`.
         case boolean
+        /// A `date` holding a month's first day (`2026-11-01`), written `"2026-11"`.
+        case month
 
         /// How a member of this SQL type is written.
         init(_ type: ColumnType) {
@@ -31,6 +33,7 @@ struct PlainRecord: Sendable {
             case .date: self = .date
             case .timestamp: self = .timestamp
             case .boolean: self = .boolean
+            case .month: self = .month
             }
         }
     }
@@ -51,7 +54,12 @@ struct PlainRecord: Sendable {
     init(_ members: [RecordField]) {
         columns = Query.joined(members.map(\.sql), separator: ", ")
         renderedColumns = Query.joined(members.map { member in
-            "\(member.type == .timestamp ? SQLFragments.timestamp(member.sql) : member.sql) AS \(Query(identifier: member.name))"
+            let value: Query = switch member.type {
+            case .timestamp: SQLFragments.timestamp(member.sql)
+            case .month: "to_char(\(member.sql), 'YYYY-MM')"
+            default: member.sql
+            }
+            return "\(value) AS \(Query(identifier: member.name))"
         }, separator: ", ")
         kinds = members.map { Kind($0.type) }
         prefixes = members.enumerated().map { index, member in
@@ -92,6 +100,11 @@ struct PlainRecord: Sendable {
                 case .date:
                     output.append(UInt8(ascii: "\""))
                     output.append(contentsOf: text)
+                    output.append(UInt8(ascii: "\""))
+                case .month:
+                    // The day is the text's last three bytes (`-01`); the year may have more than four digits.
+                    output.append(UInt8(ascii: "\""))
+                    output.append(contentsOf: text.dropLast(3))
                     output.append(UInt8(ascii: "\""))
                 case .timestamp: Self.appendTimestamp(text, to: &output)
                 case .boolean: output += text.first == UInt8(ascii: "t") ? Self.true : Self.false

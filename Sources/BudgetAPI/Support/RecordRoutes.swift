@@ -4,6 +4,9 @@ import Postgres
 /// The REST routes of one typed resource (docs/api.md): list, create (one or all-or-nothing many), read,
 /// replace-or-create, merge, delete.
 struct RecordRoutes<Resource: TypedResource>: Sendable {
+    /// What today and this month are, for defaults and `month=current`.
+    let clock: CivilClock
+
     func register(in router: inout Router<Database>) {
         let collection = "/\(Resource.collection)"
         let record = "\(collection)/:id"
@@ -21,13 +24,13 @@ struct RecordRoutes<Resource: TypedResource>: Sendable {
 
     /// The records the query language picks (docs/json-server.md), in id order unless `_sort` says otherwise.
     func list(_ request: Request, database: Database) async throws -> Response {
-        let source = try Resource.listSource(for: request)
+        let source = try Resource.listSource(for: request, clock: clock)
         return try await database.list(try ListAnswer(request: request, source: source), from: source)
     }
 
     func find(_ request: Request, database: Database) async throws -> Response {
         let id = try recordID(request)
-        guard let record = try await database.snapshotJSON(try Resource.find(id: id, for: request)) else {
+        guard let record = try await database.snapshotJSON(try Resource.find(id: id, for: request, clock: clock)) else {
             throw APIError.notFound(resource: Resource.recordName, id: id)
         }
         return .json(record)
@@ -51,14 +54,14 @@ struct RecordRoutes<Resource: TypedResource>: Sendable {
         }
         guard invalid.isEmpty else { throw APIError.invalidFields(invalid) }
         guard isArray else {
-            guard let record = try await database.write(Resource.insert(allFields[0]), rendering: Resource.shape.record) else {
+            guard let record = try await database.write(Resource.insert(allFields[0], clock: clock), rendering: Resource.shape.record) else {
                 preconditionFailure("INSERT … RETURNING answered no row")
             }
             return created(record)
         }
-        let records = try await database.transaction { [allFields] connection in
+        let records = try await database.transaction { [allFields, clock] connection in
             try allFields.map { fields in
-                guard let record = try connection.write(Resource.insert(fields), rendering: Resource.shape.record) else {
+                guard let record = try connection.write(Resource.insert(fields, clock: clock), rendering: Resource.shape.record) else {
                     preconditionFailure("INSERT … RETURNING answered no row")
                 }
                 return record
@@ -72,7 +75,7 @@ struct RecordRoutes<Resource: TypedResource>: Sendable {
         let id = try recordID(request)
         let fields = try Resource.fields(from: try RequestBody.object(request), mode: .complete, fieldPrefix: "")
         try checkBodyID(Resource.id(of: fields), matches: id)
-        guard let record = try await database.write(Resource.replace(id: id, with: fields), rendering: Resource.shape.record) else {
+        guard let record = try await database.write(Resource.replace(id: id, with: fields, clock: clock), rendering: Resource.shape.record) else {
             preconditionFailure("INSERT … ON CONFLICT … RETURNING answered no row")
         }
         return record.isCreated ? created(record) : .json(record.json)

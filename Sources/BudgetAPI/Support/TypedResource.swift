@@ -26,20 +26,22 @@ protocol TypedResource: Sendable {
     static func fields(from members: JSONObject, mode: WriteMode, fieldPrefix: String) throws -> Fields
     static func id(of fields: Fields) -> Int64?
 
-    /// What a list answers for `request`: by default `shape`'s record over `source`.
-    static func listSource(for request: Request) throws -> ListSource
+    /// What a list answers for `request`: by default `shape`'s record over `source`. `clock` says what
+    /// today and this month are.
+    static func listSource(for request: Request, clock: CivilClock) throws -> ListSource
     /// Reads one record the way `listSource` lists it.
-    static func find(id: Int64, for request: Request) throws -> RecordRead
-    /// Write queries answer one row (id, created, `record` columns) or none when the record does not exist.
-    static func insert(_ fields: Fields) -> Query
-    static func replace(id: Int64, with fields: Fields) -> Query
+    static func find(id: Int64, for request: Request, clock: CivilClock) throws -> RecordRead
+    /// Write queries answer one row (id, created, `record` columns) or none when the record does not exist;
+    /// `clock` gives defaults such as today's date.
+    static func insert(_ fields: Fields, clock: CivilClock) -> Query
+    static func replace(id: Int64, with fields: Fields, clock: CivilClock) -> Query
     static func update(id: Int64, with fields: Fields) -> Query
     static func delete(id: Int64) -> Query
     /// A seed's record under its id (or the next server id), with the times and version an export wrote.
-    static func seedInsert(_ record: SeedRecord<Fields>) -> Query
+    static func seedInsert(_ record: SeedRecord<Fields>, clock: CivilClock) -> Query
 
     /// Mounts the resource's routes: by default `RecordRoutes`, the collection and its records.
-    static func register(in router: inout Router<Database>)
+    static func register(in router: inout Router<Database>, clock: CivilClock)
 }
 
 extension TypedResource {
@@ -49,14 +51,14 @@ extension TypedResource {
         ListSource(from: source, shape: shape, element: .plain(shape.record), tieBreak: idColumn)
     }
 
-    static func listSource(for request: Request) throws -> ListSource { plainSource }
+    static func listSource(for request: Request, clock: CivilClock) throws -> ListSource { plainSource }
 
     /// The record's `shape` columns; no row when there is no such record.
     static func find(id: Int64) -> Query {
         "SELECT \(shape.record.columns) FROM \(source) WHERE \(idColumn) = \(id)"
     }
 
-    static func find(id: Int64, for request: Request) throws -> RecordRead {
+    static func find(id: Int64, for request: Request, clock: CivilClock) throws -> RecordRead {
         .plain(find(id: id), shape.record)
     }
 
@@ -66,8 +68,8 @@ extension TypedResource {
         return "SELECT \(SQLFragments.jsonArray(of: element, orderBy: idColumn)) FROM \(table)"
     }
 
-    static func register(in router: inout Router<Database>) {
-        RecordRoutes<Self>().register(in: &router)
+    static func register(in router: inout Router<Database>, clock: CivilClock) {
+        RecordRoutes<Self>(clock: clock).register(in: &router)
     }
 }
 
@@ -77,7 +79,7 @@ extension TypedResource {
 /// The order matters: a seed loads the resources in it (an owner before the records that point at it), a
 /// wipe deletes them in reverse, and export, the feed's columns and the home page follow it.
 enum TypedResources {
-    static let all: [any TypedResource.Type] = [Categories.self, Transactions.self]
+    static let all: [any TypedResource.Type] = [Categories.self, Transactions.self, Budgets.self]
 
     /// The collection names, in order.
     static let names: [String] = all.map { $0.collection }

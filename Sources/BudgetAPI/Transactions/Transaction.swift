@@ -6,7 +6,7 @@ struct TransactionFields: Sendable {
     var categoryID: Int64?
     var title: String?
     var amount: Money?
-    /// `YYYY-MM-DD`; absent means today (UTC) on create and replace.
+    /// `YYYY-MM-DD`; absent means today in the server's time zone on create and replace.
     var date: String?
     /// Absent (`.none`), cleared (`.some(nil)`) or set.
     var note: String??

@@ -40,25 +40,26 @@ enum TransactionQueries {
     /// Writes answer (id, created, `record` columns) from the written row `t` (see `TypedResource`).
     private static let answer: Query = "\(record.columns) FROM t"
 
-    /// Inserts under the client's id, or the next server id when it gave none; the date defaults to today.
-    static func insert(_ fields: TransactionFields) -> Query {
+    /// Inserts under the client's id, or the next server id when it gave none; the date defaults to `today`
+    /// (`CivilClock.today`).
+    static func insert(_ fields: TransactionFields, today: Query) -> Query {
         """
         WITH t AS (
             INSERT INTO transactions (id, category_id, title, amount, date, note)
             VALUES (coalesce(\(fields.id)::bigint, nextval('transactions_id_seq')), \(fields.categoryID), \(fields.title),
-                    \(fields.amount), coalesce(\(fields.date)::date, \(SQLFragments.todayUTC)), \(fields.note ?? nil)::text)
+                    \(fields.amount), coalesce(\(fields.date)::date, \(today)), \(fields.note ?? nil)::text)
             RETURNING *)
         SELECT t.id, true, \(answer)
         """
     }
 
     /// PUT: replaces the transaction with this id, or creates it under this id; the first column says which.
-    static func replace(id: Int64, with fields: TransactionFields) -> Query {
+    static func replace(id: Int64, with fields: TransactionFields, today: Query) -> Query {
         """
         WITH t AS (
             INSERT INTO transactions AS existing (id, category_id, title, amount, date, note)
             VALUES (\(id), \(fields.categoryID), \(fields.title), \(fields.amount),
-                    coalesce(\(fields.date)::date, \(SQLFragments.todayUTC)), \(fields.note ?? nil)::text)
+                    coalesce(\(fields.date)::date, \(today)), \(fields.note ?? nil)::text)
             ON CONFLICT (id) DO UPDATE
                 SET category_id = excluded.category_id, title = excluded.title, amount = excluded.amount,
                     date = excluded.date, note = excluded.note,
@@ -92,12 +93,12 @@ enum TransactionQueries {
 
 extension TransactionQueries {
     /// A transaction under its seed id (or the next server id); `date` defaults to today as over the API.
-    static func seedInsert(_ record: SeedRecord<TransactionFields>) -> Query {
+    static func seedInsert(_ record: SeedRecord<TransactionFields>, today: Query) -> Query {
         let fields = record.fields
         return """
             INSERT INTO transactions (id, category_id, title, amount, date, note, created_at, updated_at, version)
             VALUES (coalesce(\(fields.id)::bigint, nextval('transactions_id_seq')), \(fields.categoryID), \(fields.title),
-                    \(fields.amount), coalesce(\(fields.date)::date, \(SQLFragments.todayUTC)), \(fields.note ?? nil)::text,
+                    \(fields.amount), coalesce(\(fields.date)::date, \(today)), \(fields.note ?? nil)::text,
                     coalesce(\(record.createdAt)::timestamptz, now()), coalesce(\(record.updatedAt)::timestamptz, now()),
                     coalesce(\(record.version)::integer, 1))
             """

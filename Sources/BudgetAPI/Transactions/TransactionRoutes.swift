@@ -16,26 +16,30 @@ struct Transactions: TypedResource {
     static let table: Query = "transactions t"
     static let idColumn: Query = "t.id"
 
-    static func listSource(for request: Request) throws -> ListSource {
+    static func listSource(for request: Request, clock: CivilClock) throws -> ListSource {
         var source = plainSource
         if try expandsCategory(request) { source.element = .rendered(TransactionQueries.json(expandingCategory: true)) }
         return source
     }
 
-    static func find(id: Int64, for request: Request) throws -> RecordRead {
+    static func find(id: Int64, for request: Request, clock: CivilClock) throws -> RecordRead {
         try expandsCategory(request) ? .rendered(TransactionQueries.find(id: id, expandingCategory: true)) : .plain(find(id: id), shape.record)
     }
 
-    static func insert(_ fields: TransactionFields) -> Query { TransactionQueries.insert(fields) }
-    static func replace(id: Int64, with fields: TransactionFields) -> Query { TransactionQueries.replace(id: id, with: fields) }
+    static func insert(_ fields: TransactionFields, clock: CivilClock) -> Query { TransactionQueries.insert(fields, today: clock.today) }
+    static func replace(id: Int64, with fields: TransactionFields, clock: CivilClock) -> Query {
+        TransactionQueries.replace(id: id, with: fields, today: clock.today)
+    }
     static func update(id: Int64, with fields: TransactionFields) -> Query { TransactionQueries.update(id: id, with: fields) }
     static func delete(id: Int64) -> Query { TransactionQueries.delete(id: id) }
-    static func seedInsert(_ record: SeedRecord<TransactionFields>) -> Query { TransactionQueries.seedInsert(record) }
+    static func seedInsert(_ record: SeedRecord<TransactionFields>, clock: CivilClock) -> Query {
+        TransactionQueries.seedInsert(record, today: clock.today)
+    }
 
     /// The collection and its records, and a category's transactions under it.
-    static func register(in router: inout Router<Database>) {
-        RecordRoutes<Transactions>().register(in: &router)
-        CategoryTransactionRoutes().register(in: &router)
+    static func register(in router: inout Router<Database>, clock: CivilClock) {
+        RecordRoutes<Transactions>(clock: clock).register(in: &router)
+        CategoryTransactionRoutes(clock: clock).register(in: &router)
     }
 
     /// `_expand=category` nests each transaction's category, as json-server's `_expand` does.
@@ -46,6 +50,8 @@ struct Transactions: TypedResource {
 
 /// `/categories/:id/transactions`: one category's transactions, and creating one under it (docs/api.md).
 struct CategoryTransactionRoutes: Sendable {
+    let clock: CivilClock
+
     func register(in router: inout Router<Database>) {
         router.get("/categories/:id/transactions") { request, database in try await list(request, database: database) }
         router.post("/categories/:id/transactions") { request, database in try await create(request, database: database) }
@@ -54,7 +60,7 @@ struct CategoryTransactionRoutes: Sendable {
     /// The category's transactions, through the same query language as `/transactions`; 404 without the category.
     func list(_ request: Request, database: Database) async throws -> Response {
         let categoryID = try recordID(request)
-        let source = try Transactions.listSource(for: request)
+        let source = try Transactions.listSource(for: request, clock: clock)
         let answer = try ListAnswer(request: request, source: source)
         return try await database.list(
             answer, from: source, scope: "t.category_id = \(categoryID)",
@@ -66,7 +72,7 @@ struct CategoryTransactionRoutes: Sendable {
     func create(_ request: Request, database: Database) async throws -> Response {
         let categoryID = try recordID(request)
         do {
-            return try await RecordRoutes<Transactions>().create(request, database: database) { members, prefix in
+            return try await RecordRoutes<Transactions>(clock: clock).create(request, database: database) { members, prefix in
                 try TransactionFields(members, mode: .complete, categoryIDFromPath: categoryID, fieldPrefix: prefix)
             }
         } catch let error as PostgresError where error.constraint == "transactions_category_id_fkey" {

@@ -1,0 +1,115 @@
+import Postgres
+
+/// The SQL behind the budget routes; the only place that knows budgets' column names.
+enum BudgetQueries {
+    /// A budget row `b`, each member declared once, in the JSON's order (docs/api.md, Months).
+    static let shape = RecordShape(recordName: "budget", fields: [
+        RecordField("id", "b.id", .integer, .stored),
+        RecordField("categoryId", "b.category_id", .integer, .stored),
+        RecordField("month", "b.month", .month, .stored),
+        RecordField("amount", "b.amount", .money, .stored, isSearchable: true),
+        RecordField("createdAt", "b.created_at", .timestamp, .kept),
+        RecordField("updatedAt", "b.updated_at", .timestamp, .kept),
+        RecordField("version", "b.version", .integer, .kept),
+    ])
+
+    /// The JSON object of budget row `b`, optionally with its category under `category`.
+    static func json(expandingCategory: Bool) -> Query {
+        let columns = shape.record.renderedColumns
+        guard expandingCategory else { return SQLFragments.jsonObject(columns: columns) }
+        let category = CategoryQueries.jsonObject(where: "c.id = b.category_id")
+        return SQLFragments.jsonObject(columns: "\(columns), \(category) AS category")
+    }
+
+    /// The budget's JSON rendered in SQL, for `_expand=category`.
+    static func find(id: Int64, expandingCategory: Bool) -> Query {
+        "SELECT \(json(expandingCategory: expandingCategory)) FROM budgets b WHERE b.id = \(id)"
+    }
+
+    /// The budget of one category and month; no row when it has none.
+    static func find(categoryID: Int64, month: Month) -> Query {
+        "SELECT \(shape.record.columns) FROM budgets b WHERE b.category_id = \(categoryID) AND b.month = \(month.sql)"
+    }
+
+    /// Writes answer (id, created, `record` columns) from the written row `b` (see `TypedResource`).
+    private static let answer: Query = "\(shape.record.columns) FROM b"
+
+    /// Inserts under the client's id, or the next server id when it gave none.
+    static func insert(_ fields: BudgetFields) -> Query {
+        """
+        WITH b AS (
+            INSERT INTO budgets (id, category_id, month, amount)
+            VALUES (coalesce(\(fields.id)::bigint, nextval('budgets_id_seq')), \(fields.categoryID),
+                    \(fields.month?.firstDay)::date, \(fields.amount))
+            RETURNING *)
+        SELECT b.id, true, \(answer)
+        """
+    }
+
+    /// PUT /budgets/:id: replaces the budget with this id, or creates it under this id; the first column says which.
+    static func replace(id: Int64, with fields: BudgetFields) -> Query {
+        """
+        WITH b AS (
+            INSERT INTO budgets AS existing (id, category_id, month, amount)
+            VALUES (\(id), \(fields.categoryID), \(fields.month?.firstDay)::date, \(fields.amount))
+            ON CONFLICT (id) DO UPDATE
+                SET category_id = excluded.category_id, month = excluded.month, amount = excluded.amount,
+                    version = existing.version + 1, updated_at = now()
+            RETURNING *, xmax = 0 AS inserted)
+        SELECT b.id, b.inserted, \(answer)
+        """
+    }
+
+    /// PUT /categories/:id/budgets/:month: sets the month's budget, creating it or replacing its amount;
+    /// the first column says which.
+    static func set(categoryID: Int64, month: Month, amount: Money?) -> Query {
+        """
+        WITH b AS (
+            INSERT INTO budgets AS existing (id, category_id, month, amount)
+            VALUES (nextval('budgets_id_seq'), \(categoryID), \(month.sql), \(amount))
+            ON CONFLICT (category_id, month) DO UPDATE
+                SET amount = excluded.amount, version = existing.version + 1, updated_at = now()
+            RETURNING *, xmax = 0 AS inserted)
+        SELECT b.id, b.inserted, \(answer)
+        """
+    }
+
+    /// PATCH: changes only the fields given; no row means no such budget.
+    static func update(id: Int64, with fields: BudgetFields) -> Query {
+        var assignments: Query = "version = version + 1, updated_at = now()"
+        if let categoryID = fields.categoryID { assignments.append(", category_id = \(categoryID)") }
+        if let month = fields.month { assignments.append(", month = \(month.sql)") }
+        if let amount = fields.amount { assignments.append(", amount = \(amount)") }
+        return """
+            WITH b AS (UPDATE budgets SET \(assignments) WHERE id = \(id) RETURNING *)
+            SELECT b.id, false, \(answer)
+            """
+    }
+
+    static func delete(id: Int64) -> Query {
+        """
+        WITH b AS (DELETE FROM budgets WHERE id = \(id) RETURNING *)
+        SELECT b.id, false, \(answer)
+        """
+    }
+
+    /// DELETE /categories/:id/budgets/:month: the month goes back to the category's amount.
+    static func delete(categoryID: Int64, month: Month) -> Query {
+        """
+        WITH b AS (DELETE FROM budgets WHERE category_id = \(categoryID) AND month = \(month.sql) RETURNING *)
+        SELECT b.id, false, \(answer)
+        """
+    }
+
+    /// A budget under its seed id (or the next server id), with the times and version an export wrote.
+    static func seedInsert(_ record: SeedRecord<BudgetFields>) -> Query {
+        let fields = record.fields
+        return """
+            INSERT INTO budgets (id, category_id, month, amount, created_at, updated_at, version)
+            VALUES (coalesce(\(fields.id)::bigint, nextval('budgets_id_seq')), \(fields.categoryID),
+                    \(fields.month?.firstDay)::date, \(fields.amount),
+                    coalesce(\(record.createdAt)::timestamptz, now()), coalesce(\(record.updatedAt)::timestamptz, now()),
+                    coalesce(\(record.version)::integer, 1))
+            """
+    }
+}
