@@ -21,7 +21,16 @@ import Testing
     /// Each script's statements, rendered from the routes' own queries.
     static func expectedStatements() throws -> [String: [Query]] {
         let list = try listRequest()
+        let monthRequest = Request(method: .get, target: "/categories?month=current")
+        let monthSource = try Categories.listSource(for: monthRequest, clock: CivilClock())
+        let monthList = try ListAnswer(request: monthRequest, source: monthSource)
         return [
+            "categories-month": [
+                monthList.statement(
+                    element: monthSource.element, from: monthSource.from, scope: "TRUE", tieBreak: monthSource.tieBreak,
+                    ownerExists: nil),
+            ],
+            "month": [MonthQueries.month(MonthChoice.current.sql(CivilClock()))],
             "category": [
                 SnapshotJSON.statement(try Categories.find(id: id, for: Request(method: .get, target: "/"), clock: CivilClock())),
             ],
@@ -57,7 +66,7 @@ import Testing
             .split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }.joined(separator: " ")
     }
 
-    @Test(arguments: ["category", "transactions", "post"])
+    @Test(arguments: ["category", "transactions", "post", "categories-month", "month"])
     func benchScriptRunsTheRoutesSQL(name: String) throws {
         let file = try String(contentsOf: Self.benchSQL.appendingPathComponent("\(name).sql"), encoding: .utf8)
         let statements = file.split(separator: "\n").filter { !$0.hasPrefix("--") && !$0.hasPrefix("\\") && !$0.isEmpty }
