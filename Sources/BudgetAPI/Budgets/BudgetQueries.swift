@@ -13,26 +13,13 @@ enum BudgetQueries {
         RecordField("version", "b.version", .integer, .kept),
     ])
 
-    /// The JSON object of budget row `b`, optionally with its category under `category`.
-    static func json(expandingCategory: Bool) -> Query {
-        let columns = shape.record.renderedColumns
-        guard expandingCategory else { return SQLFragments.jsonObject(columns: columns) }
-        let category = CategoryQueries.jsonObject(where: "c.id = b.category_id")
-        return SQLFragments.jsonObject(columns: "\(columns), \(category) AS category")
-    }
-
-    /// The budget's JSON rendered in SQL, for `_expand=category`.
-    static func find(id: Int64, expandingCategory: Bool) -> Query {
-        "SELECT \(json(expandingCategory: expandingCategory)) FROM budgets b WHERE b.id = \(id)"
-    }
-
     /// The budget of one category and month; no row when it has none.
     static func find(categoryID: Int64, month: Month) -> Query {
         "SELECT \(shape.record.columns) FROM budgets b WHERE b.category_id = \(categoryID) AND b.month = \(month.sql)"
     }
 
     /// Writes answer (id, created, `record` columns) from the written row `b` (see `TypedResource`).
-    private static let answer: Query = "\(shape.record.columns) FROM b"
+    private static var answer: Query { Budgets.writtenRecord }
 
     /// Inserts under the client's id, or the next server id when it gave none.
     static func insert(_ fields: BudgetFields) -> Query {
@@ -76,29 +63,16 @@ enum BudgetQueries {
 
     /// PATCH: changes only the fields given; no row means no such budget.
     static func update(id: Int64, with fields: BudgetFields) -> Query {
-        var assignments: Query = "version = version + 1, updated_at = now()"
-        if let categoryID = fields.categoryID { assignments.append(", category_id = \(categoryID)") }
-        if let month = fields.month { assignments.append(", month = \(month.sql)") }
-        if let amount = fields.amount { assignments.append(", amount = \(amount)") }
-        return """
-            WITH b AS (UPDATE budgets SET \(assignments) WHERE id = \(id) RETURNING *)
-            SELECT b.id, false, \(answer)
-            """
-    }
-
-    static func delete(id: Int64) -> Query {
-        """
-        WITH b AS (DELETE FROM budgets WHERE id = \(id) RETURNING *)
-        SELECT b.id, false, \(answer)
-        """
+        var assignments: [Query] = []
+        if let categoryID = fields.categoryID { assignments.append("category_id = \(categoryID)") }
+        if let month = fields.month { assignments.append("month = \(month.sql)") }
+        if let amount = fields.amount { assignments.append("amount = \(amount)") }
+        return Budgets.updateStatement(id: id, setting: assignments)
     }
 
     /// DELETE /categories/:id/budgets/:month: the month goes back to the category's amount.
     static func delete(categoryID: Int64, month: Month) -> Query {
-        """
-        WITH b AS (DELETE FROM budgets WHERE category_id = \(categoryID) AND month = \(month.sql) RETURNING *)
-        SELECT b.id, false, \(answer)
-        """
+        Budgets.deleteStatement(where: "category_id = \(categoryID) AND month = \(month.sql)")
     }
 
     /// A budget under its seed id (or the next server id), with the times and version an export wrote.

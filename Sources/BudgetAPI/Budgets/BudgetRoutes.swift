@@ -2,9 +2,11 @@ import HTTPServer
 import Postgres
 
 /// Monthly budgets as a typed resource: `/budgets` and `/budgets/:id`, and under a category (docs/api.md, Months).
-struct Budgets: TypedResource {
+struct Budgets: CategoryChild {
     static let collection = "budgets"
     static let recordName = "budget"
+    static let shape = BudgetQueries.shape
+    static let alias = "b"
 
     static func fields(from members: JSONObject, mode: WriteMode, fieldPrefix: String) throws -> BudgetFields {
         try BudgetFields(members, mode: mode, fieldPrefix: fieldPrefix)
@@ -12,35 +14,15 @@ struct Budgets: TypedResource {
 
     static func id(of fields: BudgetFields) -> Int64? { fields.id }
 
-    static let shape = BudgetQueries.shape
-    static let table: Query = "budgets b"
-    static let idColumn: Query = "b.id"
-
-    static func listSource(for request: Request, clock: CivilClock) throws -> ListSource {
-        var source = plainSource
-        if try expandsCategory(request) { source.element = .rendered(BudgetQueries.json(expandingCategory: true)) }
-        return source
-    }
-
-    static func find(id: Int64, for request: Request, clock: CivilClock) throws -> RecordRead {
-        try expandsCategory(request) ? .rendered(BudgetQueries.find(id: id, expandingCategory: true)) : .plain(find(id: id), shape.record)
-    }
-
     static func insert(_ fields: BudgetFields, clock: CivilClock) -> Query { BudgetQueries.insert(fields) }
     static func replace(id: Int64, with fields: BudgetFields, clock: CivilClock) -> Query { BudgetQueries.replace(id: id, with: fields) }
     static func update(id: Int64, with fields: BudgetFields) -> Query { BudgetQueries.update(id: id, with: fields) }
-    static func delete(id: Int64) -> Query { BudgetQueries.delete(id: id) }
     static func seedInsert(_ record: SeedRecord<BudgetFields>, clock: CivilClock) -> Query { BudgetQueries.seedInsert(record) }
 
     /// The collection and its records, and a category's budgets under it.
     static func register(in router: inout Router<Database>, clock: CivilClock) {
         RecordRoutes<Budgets>(clock: clock).register(in: &router)
         CategoryBudgetRoutes(clock: clock).register(in: &router)
-    }
-
-    /// `_expand=category` nests each budget's category, as on transactions.
-    private static func expandsCategory(_ request: Request) throws -> Bool {
-        try request.relationNames("_expand", allowed: ["category"]).contains("category")
     }
 }
 

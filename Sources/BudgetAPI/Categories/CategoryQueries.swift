@@ -28,13 +28,13 @@ enum CategoryQueries {
     static var record: PlainRecord { shape.record }
 
     /// Joins each category row `c` with its all-time figures `f`: the sum of its transactions and what remains.
-    private static let balance: Query = """
+    static let balance: Query = """
         CROSS JOIN LATERAL (SELECT s.spent, c.amount - s.spent AS remaining FROM \
         (SELECT coalesce(sum(t.amount), 0.00) AS spent FROM transactions t WHERE t.category_id = c.id) s) f
         """
 
     /// What category lists select from: each row `c` with its all-time figures `f`.
-    static let source: Query = "categories c \(balance)"
+    static var source: Query { Categories.source }
 
     /// Each category row `c` with its figures `f` in the month whose first day `month` is (a `date`
     /// expression), from `category_months` (migrations/0014).
@@ -69,7 +69,7 @@ enum CategoryQueries {
     /// Writes answer (id, created, `record` columns) from the written row `c` (see `TypedResource`).
     ///
     /// Each write's CTE is `c` with the table's own columns, so the answer reads it like the table.
-    private static let answer: Query = "\(record.columns) FROM c \(balance)"
+    private static var answer: Query { Categories.writtenRecord }
 
     /// Inserts a category under the client's id, or the next server id when it gave none.
     static func insert(_ fields: CategoryFields) -> Query {
@@ -99,24 +99,11 @@ enum CategoryQueries {
 
     /// PATCH: changes only the fields given; no row means no such category.
     static func update(id: Int64, with fields: CategoryFields) -> Query {
-        var assignments: Query = "version = version + 1, updated_at = now()"
-        if let title = fields.title { assignments.append(", title = \(title)") }
-        if let amount = fields.amount { assignments.append(", amount = \(amount)") }
-        if let rollover = fields.rollover { assignments.append(", rollover = \(rollover)::boolean") }
-        return """
-            WITH c AS (UPDATE categories SET \(assignments) WHERE id = \(id) RETURNING *)
-            SELECT c.id, false, \(answer)
-            """
-    }
-
-    /// Deletes a category (and, by the foreign keys' cascade, its transactions and budgets, each leaving a
-    /// tombstone in the change feed), answering what it was.
-    static func delete(id: Int64) -> Query {
-        // The CTE's snapshot predates the delete, so `spent` still counts the transactions it removes.
-        """
-        WITH c AS (DELETE FROM categories WHERE id = \(id) RETURNING *)
-        SELECT c.id, false, \(answer)
-        """
+        var assignments: [Query] = []
+        if let title = fields.title { assignments.append("title = \(title)") }
+        if let amount = fields.amount { assignments.append("amount = \(amount)") }
+        if let rollover = fields.rollover { assignments.append("rollover = \(rollover)::boolean") }
+        return Categories.updateStatement(id: id, setting: assignments)
     }
 }
 

@@ -13,9 +13,8 @@ struct Categories: TypedResource {
     static func id(of fields: CategoryFields) -> Int64? { fields.id }
 
     static let shape = CategoryQueries.shape
-    static let table: Query = "categories c"
-    static let source = CategoryQueries.source
-    static let idColumn: Query = "c.id"
+    static let alias = "c"
+    static let joins = CategoryQueries.balance
 
     /// All time, or with `?month=` the month's figures (docs/api.md, Months); `_embed=transactions` either way.
     static func listSource(for request: Request, clock: CivilClock) throws -> ListSource {
@@ -44,7 +43,6 @@ struct Categories: TypedResource {
     static func insert(_ fields: CategoryFields, clock: CivilClock) -> Query { CategoryQueries.insert(fields) }
     static func replace(id: Int64, with fields: CategoryFields, clock: CivilClock) -> Query { CategoryQueries.replace(id: id, with: fields) }
     static func update(id: Int64, with fields: CategoryFields) -> Query { CategoryQueries.update(id: id, with: fields) }
-    static func delete(id: Int64) -> Query { CategoryQueries.delete(id: id) }
     static func seedInsert(_ record: SeedRecord<CategoryFields>, clock: CivilClock) -> Query { CategoryQueries.seedInsert(record) }
 
     /// `_embed=transactions` nests each category's transactions, as json-server's `_embed` does.

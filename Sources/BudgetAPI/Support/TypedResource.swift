@@ -15,12 +15,10 @@ protocol TypedResource: Sendable {
     static var recordName: String { get }
     /// The record's members in their JSON order, each declared once.
     static var shape: RecordShape { get }
-    /// The table under the alias the stored and kept members use, e.g. `transactions t`.
-    static var table: Query { get }
-    /// What every member of `shape` reads from: `table`, joined with what the derived members need.
-    static var source: Query { get }
-    /// The id column over the aliases of `table`, which is also the default order of lists, e.g. `t.id`.
-    static var idColumn: Query { get }
+    /// The alias the members' SQL gives the resource's own row, e.g. `t`; a write's CTE has the same name.
+    static var alias: String { get }
+    /// What the derived members join to a row `alias` (a category's balance); empty by default.
+    static var joins: Query { get }
 
     /// Validates a body object; `fieldPrefix` names the record within an array body.
     static func fields(from members: JSONObject, mode: WriteMode, fieldPrefix: String) throws -> Fields
@@ -45,7 +43,47 @@ protocol TypedResource: Sendable {
 }
 
 extension TypedResource {
-    static var source: Query { table }
+    static var joins: Query { "" }
+
+    /// The table under its alias, e.g. `transactions t`: the stored and kept members read from it alone.
+    static var table: Query { "\(unsafeSQL: collection) \(unsafeSQL: alias)" }
+
+    /// What every member of `shape` reads from: `table` with `joins`.
+    static var source: Query { joining(table) }
+
+    /// The id column, which is also the default order of lists, e.g. `t.id`.
+    static var idColumn: Query { "\(unsafeSQL: alias).id" }
+
+    /// What a write statement answers after the id and whether it created: the `record` columns of the row
+    /// it wrote, which its CTE named `alias` holds (see `WrittenRecord`).
+    static var writtenRecord: Query { "\(shape.record.columns) FROM \(joining(Query(unsafeSQL: alias)))" }
+
+    /// `row` followed by `joins`, when there are any.
+    private static func joining(_ row: Query) -> Query {
+        joins.sql.isEmpty ? row : "\(row) \(joins)"
+    }
+
+    /// PATCH: bumps `version` and `updated_at` and sets `assignments` on the record with this id; no row
+    /// when there is none.
+    static func updateStatement(id: Int64, setting assignments: [Query]) -> Query {
+        let set = Query.joined(["version = version + 1, updated_at = now()"] + assignments, separator: ", ")
+        return """
+            WITH \(unsafeSQL: alias) AS (UPDATE \(unsafeSQL: collection) SET \(set) WHERE id = \(id) RETURNING *)
+            SELECT \(unsafeSQL: alias).id, false, \(writtenRecord)
+            """
+    }
+
+    /// DELETE: removes the records `condition` picks (over the table's own columns), answering what each was.
+    /// The CTE's snapshot predates the delete, so a category's `spent` still counts the transactions its
+    /// foreign keys' cascade removes with it (and its budgets; each leaves a tombstone in the change feed).
+    static func deleteStatement(where condition: Query) -> Query {
+        """
+        WITH \(unsafeSQL: alias) AS (DELETE FROM \(unsafeSQL: collection) WHERE \(condition) RETURNING *)
+        SELECT \(unsafeSQL: alias).id, false, \(writtenRecord)
+        """
+    }
+
+    static func delete(id: Int64) -> Query { deleteStatement(where: "id = \(id)") }
 
     static var plainSource: ListSource {
         ListSource(from: source, shape: shape, element: .plain(shape.record), tieBreak: idColumn)

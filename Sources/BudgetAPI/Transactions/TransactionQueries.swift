@@ -18,27 +18,14 @@ enum TransactionQueries {
 
     static var record: PlainRecord { shape.record }
 
-    /// The JSON object of transaction row `t`, optionally with its category under `category`.
-    static func json(expandingCategory: Bool) -> Query {
-        let columns = record.renderedColumns
-        guard expandingCategory else { return SQLFragments.jsonObject(columns: columns) }
-        let category = CategoryQueries.jsonObject(where: "c.id = t.category_id")
-        return SQLFragments.jsonObject(columns: "\(columns), \(category) AS category")
-    }
-
     /// A scalar subquery: the JSON array, in id order, of the transactions that `condition` picks (over alias `t`).
     static func jsonArray(where condition: Query) -> Query {
-        let element = json(expandingCategory: false)
+        let element = SQLFragments.jsonObject(columns: shape.record.renderedColumns)
         return "(SELECT \(SQLFragments.jsonArray(of: element, orderBy: "t.id"))::json FROM transactions t WHERE \(condition))"
     }
 
-    /// The transaction's JSON rendered in SQL, for `_expand=category`.
-    static func find(id: Int64, expandingCategory: Bool) -> Query {
-        "SELECT \(json(expandingCategory: expandingCategory)) FROM transactions t WHERE t.id = \(id)"
-    }
-
     /// Writes answer (id, created, `record` columns) from the written row `t` (see `TypedResource`).
-    private static let answer: Query = "\(record.columns) FROM t"
+    private static var answer: Query { Transactions.writtenRecord }
 
     /// Inserts under the client's id, or the next server id when it gave none; the date defaults to `today`
     /// (`CivilClock.today`).
@@ -71,23 +58,13 @@ enum TransactionQueries {
 
     /// PATCH: changes only the fields given; no row means no such transaction.
     static func update(id: Int64, with fields: TransactionFields) -> Query {
-        var assignments: Query = "version = version + 1, updated_at = now()"
-        if let categoryID = fields.categoryID { assignments.append(", category_id = \(categoryID)") }
-        if let title = fields.title { assignments.append(", title = \(title)") }
-        if let amount = fields.amount { assignments.append(", amount = \(amount)") }
-        if let date = fields.date { assignments.append(", date = \(date)::date") }
-        if let note = fields.note { assignments.append(", note = \(note)::text") }
-        return """
-            WITH t AS (UPDATE transactions SET \(assignments) WHERE id = \(id) RETURNING *)
-            SELECT t.id, false, \(answer)
-            """
-    }
-
-    static func delete(id: Int64) -> Query {
-        """
-        WITH t AS (DELETE FROM transactions WHERE id = \(id) RETURNING *)
-        SELECT t.id, false, \(answer)
-        """
+        var assignments: [Query] = []
+        if let categoryID = fields.categoryID { assignments.append("category_id = \(categoryID)") }
+        if let title = fields.title { assignments.append("title = \(title)") }
+        if let amount = fields.amount { assignments.append("amount = \(amount)") }
+        if let date = fields.date { assignments.append("date = \(date)::date") }
+        if let note = fields.note { assignments.append("note = \(note)::text") }
+        return Transactions.updateStatement(id: id, setting: assignments)
     }
 }
 

@@ -2,9 +2,11 @@ import HTTPServer
 import Postgres
 
 /// Transactions as a typed resource: `/transactions` and `/transactions/:id` (docs/api.md).
-struct Transactions: TypedResource {
+struct Transactions: CategoryChild {
     static let collection = "transactions"
     static let recordName = "transaction"
+    static let shape = TransactionQueries.shape
+    static let alias = "t"
 
     static func fields(from members: JSONObject, mode: WriteMode, fieldPrefix: String) throws -> TransactionFields {
         try TransactionFields(members, mode: mode, fieldPrefix: fieldPrefix)
@@ -12,26 +14,11 @@ struct Transactions: TypedResource {
 
     static func id(of fields: TransactionFields) -> Int64? { fields.id }
 
-    static let shape = TransactionQueries.shape
-    static let table: Query = "transactions t"
-    static let idColumn: Query = "t.id"
-
-    static func listSource(for request: Request, clock: CivilClock) throws -> ListSource {
-        var source = plainSource
-        if try expandsCategory(request) { source.element = .rendered(TransactionQueries.json(expandingCategory: true)) }
-        return source
-    }
-
-    static func find(id: Int64, for request: Request, clock: CivilClock) throws -> RecordRead {
-        try expandsCategory(request) ? .rendered(TransactionQueries.find(id: id, expandingCategory: true)) : .plain(find(id: id), shape.record)
-    }
-
     static func insert(_ fields: TransactionFields, clock: CivilClock) -> Query { TransactionQueries.insert(fields, today: clock.today) }
     static func replace(id: Int64, with fields: TransactionFields, clock: CivilClock) -> Query {
         TransactionQueries.replace(id: id, with: fields, today: clock.today)
     }
     static func update(id: Int64, with fields: TransactionFields) -> Query { TransactionQueries.update(id: id, with: fields) }
-    static func delete(id: Int64) -> Query { TransactionQueries.delete(id: id) }
     static func seedInsert(_ record: SeedRecord<TransactionFields>, clock: CivilClock) -> Query {
         TransactionQueries.seedInsert(record, today: clock.today)
     }
@@ -40,11 +27,6 @@ struct Transactions: TypedResource {
     static func register(in router: inout Router<Database>, clock: CivilClock) {
         RecordRoutes<Transactions>(clock: clock).register(in: &router)
         CategoryTransactionRoutes(clock: clock).register(in: &router)
-    }
-
-    /// `_expand=category` nests each transaction's category, as json-server's `_expand` does.
-    private static func expandsCategory(_ request: Request) throws -> Bool {
-        try request.relationNames("_expand", allowed: ["category"]).contains("category")
     }
 }
 
