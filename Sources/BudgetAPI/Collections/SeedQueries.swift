@@ -8,8 +8,8 @@ enum SeedQueries {
         separator: " AND ")
 
     /// Deletes everything a seed defines, the typed tables in reverse `TypedResources.all` order (the records
-    /// naming an owner first); row by row rather than TRUNCATE, so row triggers (sync's change log) see each
-    /// deletion. Documents go with their collections (ON DELETE CASCADE).
+    /// naming an owner first), each deletion captured for the change feed (migrations/0013). Documents go
+    /// with their collections (ON DELETE CASCADE).
     static let wipe = (TypedResources.all.reversed().map { "DELETE FROM \($0.collection);" } + ["DELETE FROM collections;"])
         .joined(separator: " ")
 

@@ -9,7 +9,7 @@ protocol TypedResource: Sendable {
     associatedtype Fields: Sendable
 
     /// The collection's path segment and its table's name, e.g. `categories`: the change log names a typed
-    /// record's collection after its table (`record_change` in migrations/0009).
+    /// record's collection after its table (the capture triggers of migrations/0013).
     static var collection: String { get }
     /// The record's name in messages, e.g. `category`.
     static var recordName: String { get }
