@@ -7,9 +7,9 @@ struct BudgetFields: Sendable {
     var month: Month?
     var amount: Money?
 
-    static let known = BudgetQueries.shape.writableNames
+    static let known = BudgetRecord.shape.writableNames
     /// Server-kept fields that clients may send back, and `_expand`'s; writes ignore them.
-    static let readOnly = BudgetQueries.shape.readOnlyNames.union(["category"])
+    static let readOnly = BudgetRecord.shape.readOnlyNames.union(["category"])
 
     /// Validates one JSON object, reporting every invalid field at once (422).
     ///
@@ -49,4 +49,18 @@ struct BudgetFields: Sendable {
         month = monthFromPath ?? bodyMonth
         guard reader.errors.isEmpty else { throw APIError.invalidFields(reader.errors) }
     }
+}
+
+/// The members of a month's budget, declared once (see `RecordShape`).
+enum BudgetRecord {
+    /// A budget row `b`, each member declared once, in the JSON's order (docs/api.md, Months).
+    static let shape = RecordShape(recordName: "budget", fields: [
+        RecordField("id", "b.id", .integer, .stored),
+        RecordField("categoryId", "b.category_id", .integer, .stored),
+        RecordField("month", "b.month", .month, .stored),
+        RecordField("amount", "b.amount", .money, .stored, isSearchable: true),
+        RecordField("createdAt", "b.created_at", .timestamp, .kept),
+        RecordField("updatedAt", "b.updated_at", .timestamp, .kept),
+        RecordField("version", "b.version", .integer, .kept),
+    ])
 }

@@ -2,20 +2,9 @@ import Postgres
 
 /// The SQL behind the budget routes; the only place that knows budgets' column names.
 enum BudgetQueries {
-    /// A budget row `b`, each member declared once, in the JSON's order (docs/api.md, Months).
-    static let shape = RecordShape(recordName: "budget", fields: [
-        RecordField("id", "b.id", .integer, .stored),
-        RecordField("categoryId", "b.category_id", .integer, .stored),
-        RecordField("month", "b.month", .month, .stored),
-        RecordField("amount", "b.amount", .money, .stored, isSearchable: true),
-        RecordField("createdAt", "b.created_at", .timestamp, .kept),
-        RecordField("updatedAt", "b.updated_at", .timestamp, .kept),
-        RecordField("version", "b.version", .integer, .kept),
-    ])
-
     /// The budget of one category and month; no row when it has none.
     static func find(categoryID: Int64, month: Month) -> Query {
-        "SELECT \(shape.record.columns) FROM budgets b WHERE b.category_id = \(categoryID) AND b.month = \(month.sql)"
+        "SELECT \(BudgetRecord.shape.record.columns) FROM budgets b WHERE b.category_id = \(categoryID) AND b.month = \(month.sql)"
     }
 
     /// Writes answer (id, created, `record` columns) from the written row `b` (see `TypedResource`).

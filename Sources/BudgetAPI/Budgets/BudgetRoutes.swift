@@ -5,7 +5,7 @@ import Postgres
 struct Budgets: CategoryChild {
     static let collection = "budgets"
     static let recordName = "budget"
-    static let shape = BudgetQueries.shape
+    static let shape = BudgetRecord.shape
     static let alias = "b"
 
     static func fields(from members: JSONObject, mode: WriteMode, fieldPrefix: String) throws -> BudgetFields {

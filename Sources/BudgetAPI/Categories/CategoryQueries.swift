@@ -2,30 +2,6 @@ import Postgres
 
 /// The SQL behind the category routes; the only place that knows categories' column names.
 enum CategoryQueries {
-    /// Every member a category can have, each declared once, in the JSON's order (README, "A walk through
-    /// with curl"), over a category row `c` and its figures `f`; the month members appear only in a month
-    /// (`?month=`), where `spent` and `remaining` are the month's (docs/api.md, Months).
-    private static let members: [(field: RecordField, isMonthly: Bool)] = [
-        (RecordField("id", "c.id", .integer, .stored), false),
-        (RecordField("title", "c.title", .text, .stored, isSearchable: true), false),
-        (RecordField("amount", "c.amount", .money, .stored), false),
-        (RecordField("rollover", "c.rollover", .boolean, .stored), false),
-        (RecordField("month", "f.month", .month, .derived), true),
-        (RecordField("budgeted", "f.budgeted", .money, .derived), true),
-        (RecordField("carried", "f.carried", .money, .derived), true),
-        (RecordField("spent", "f.spent", .money, .derived), false),
-        (RecordField("remaining", "f.remaining", .money, .derived), false),
-        (RecordField("createdAt", "c.created_at", .timestamp, .kept), false),
-        (RecordField("updatedAt", "c.updated_at", .timestamp, .kept), false),
-        (RecordField("version", "c.version", .integer, .kept), false),
-    ]
-
-    /// A category as it is: `spent` and `remaining` over all time.
-    static let shape = RecordShape(recordName: "category", fields: members.filter { !$0.isMonthly }.map(\.field))
-    /// A category seen in a month.
-    static let monthShape = RecordShape(recordName: "category", fields: members.map(\.field))
-
-    static var record: PlainRecord { shape.record }
 
     /// Joins each category row `c` with its all-time figures `f`: the sum of its transactions and what remains.
     static let balance: Query = """
@@ -43,7 +19,7 @@ enum CategoryQueries {
     }
 
     /// The JSON object of a category row `c` with figures `f` in `shape`, optionally with its transactions.
-    static func json(_ shape: RecordShape = shape, embeddingTransactions: Bool) -> Query {
+    static func json(_ shape: RecordShape = CategoryRecord.shape, embeddingTransactions: Bool) -> Query {
         let columns = shape.record.renderedColumns
         guard embeddingTransactions else { return SQLFragments.jsonObject(columns: columns) }
         let transactions = TransactionQueries.jsonArray(where: "t.category_id = c.id")

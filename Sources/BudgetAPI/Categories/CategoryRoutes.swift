@@ -12,7 +12,7 @@ struct Categories: TypedResource {
 
     static func id(of fields: CategoryFields) -> Int64? { fields.id }
 
-    static let shape = CategoryQueries.shape
+    static let shape = CategoryRecord.shape
     static let alias = "c"
     static let joins = CategoryQueries.balance
 
@@ -22,8 +22,8 @@ struct Categories: TypedResource {
         if let text = request.queryValue(monthParameter) {
             let month = try MonthChoice(text, parameter: monthParameter)
             source = ListSource(
-                from: CategoryQueries.source(month: month.sql(clock)), shape: CategoryQueries.monthShape,
-                element: .plain(CategoryQueries.monthShape.record), tieBreak: idColumn, parameters: [monthParameter])
+                from: CategoryQueries.source(month: month.sql(clock)), shape: CategoryRecord.monthShape,
+                element: .plain(CategoryRecord.monthShape.record), tieBreak: idColumn, parameters: [monthParameter])
         }
         if try embedsTransactions(request) {
             source.element = .rendered(CategoryQueries.json(source.shape, embeddingTransactions: true))

@@ -17,9 +17,9 @@ enum MonthQueries {
     /// row, whose category columns are NULL.
     ///
     /// Columns: the `summary` columns, the feed position, then (`r.*`) the totals again, the sort key and the
-    /// category's `CategoryQueries.monthShape` record columns (from `monthRecordColumn`).
+    /// category's `CategoryRecord.monthShape` record columns (from `monthRecordColumn`).
     static func month(_ month: Query) -> Query {
-        let record = CategoryQueries.monthShape.record
+        let record = CategoryRecord.monthShape.record
         return """
             SELECT m.month, coalesce(r.total_budgeted, 0.00), coalesce(r.total_spent, 0.00),
                    coalesce(r.total_carried, 0.00), coalesce(r.total_remaining, 0.00), \(ChangeFeedQueries.position), r.*

@@ -24,7 +24,7 @@ struct MonthRoutes: Sendable {
         var body = MonthQueries.summary.json(result[0], from: 0)
         body.removeLast()  // the summary's closing brace: the categories go inside it
         body += #","categories":"#.utf8
-        body += CategoryQueries.monthShape.record.jsonArray(result, from: MonthQueries.monthRecordColumn)
+        body += CategoryRecord.monthShape.record.jsonArray(result, from: MonthQueries.monthRecordColumn)
         body.append(UInt8(ascii: "}"))
         var response = Response.json(body)
         response.syncSeq = try result[0].decode(Int64.self, at: 5)

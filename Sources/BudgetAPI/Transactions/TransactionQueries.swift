@@ -2,25 +2,10 @@ import Postgres
 
 /// The SQL behind the transaction routes; the only place that knows transactions' column names.
 enum TransactionQueries {
-    /// A transaction row `t`, each member declared once, in the JSON's order (README, "A walk through with curl").
-    static let shape = RecordShape(recordName: "transaction", fields: [
-        RecordField("id", "t.id", .integer, .stored),
-        RecordField("categoryId", "t.category_id", .integer, .stored),
-        RecordField("title", "t.title", .text, .stored, isSearchable: true),
-        // json-server's q looks in strings and numbers; amounts are searchable as their text, e.g. q=12.50.
-        RecordField("amount", "t.amount", .money, .stored, isSearchable: true),
-        RecordField("date", "t.date", .date, .stored),
-        RecordField("note", "t.note", .text, .stored, isSearchable: true),
-        RecordField("createdAt", "t.created_at", .timestamp, .kept),
-        RecordField("updatedAt", "t.updated_at", .timestamp, .kept),
-        RecordField("version", "t.version", .integer, .kept),
-    ])
-
-    static var record: PlainRecord { shape.record }
 
     /// A scalar subquery: the JSON array, in id order, of the transactions that `condition` picks (over alias `t`).
     static func jsonArray(where condition: Query) -> Query {
-        let element = SQLFragments.jsonObject(columns: shape.record.renderedColumns)
+        let element = SQLFragments.jsonObject(columns: TransactionRecord.shape.record.renderedColumns)
         return "(SELECT \(SQLFragments.jsonArray(of: element, orderBy: "t.id"))::json FROM transactions t WHERE \(condition))"
     }
 

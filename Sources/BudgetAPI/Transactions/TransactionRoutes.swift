@@ -5,7 +5,7 @@ import Postgres
 struct Transactions: CategoryChild {
     static let collection = "transactions"
     static let recordName = "transaction"
-    static let shape = TransactionQueries.shape
+    static let shape = TransactionRecord.shape
     static let alias = "t"
 
     static func fields(from members: JSONObject, mode: WriteMode, fieldPrefix: String) throws -> TransactionFields {
