@@ -93,7 +93,12 @@ FROM (
                + coalesce(sum(CASE WHEN g.month >= h.first THEN coalesce(o.amount, budget) - s.spent END)
                      OVER (ORDER BY g.month ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0.00)
            ELSE 0.00 END AS carried
-    FROM generate_series(first_month::timestamp, last_month::timestamp, interval '1 month') AS g(month)
+    -- Months are counted with integers: PostgreSQL's row estimate for generate_series over integers
+    -- reads the arguments (1 row for one month), where over timestamps it guesses 1000 rows, which made
+    -- every plan look costly enough to JIT-compile in sessions that allow JIT (a second instead of 10 ms).
+    FROM generate_series(0, ((extract(year FROM last_month) - extract(year FROM first_month)) * 12
+                             + extract(month FROM last_month) - extract(month FROM first_month))::integer) AS n
+    CROSS JOIN LATERAL (SELECT (first_month + make_interval(months => n))::date AS month) g
     -- Only a category that rolls over needs its first month and what came before the range; OFFSET 0
     -- computes the first month once instead of once per use.
     LEFT JOIN LATERAL (
