@@ -13,9 +13,10 @@ enum CategoryQueries {
     static var source: Query { Categories.source }
 
     /// Each category row `c` with its figures `f` in the month whose first day `month` is (a `date`
-    /// expression), from `category_months` (migrations/0014).
+    /// expression), from `category_months` (migrations/0014). The count of months is SQL text, not a bound
+    /// value, so that a prepared statement's generic plan knows it is one month (see the function).
     static func source(month: Query) -> Query {
-        "categories c CROSS JOIN LATERAL category_months(c.id, c.amount, c.rollover, c.created_at, \(month), \(month)) f"
+        "categories c CROSS JOIN LATERAL category_months(c.id, c.amount, c.rollover, c.created_at, \(month), 1) f"
     }
 
     /// The JSON object of a category row `c` with figures `f` in `shape`, optionally with its transactions.

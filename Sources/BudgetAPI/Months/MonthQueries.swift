@@ -46,7 +46,7 @@ enum MonthQueries {
                coalesce(sum(f.carried), 0.00), coalesce(sum(f.remaining), 0.00), \(ChangeFeedQueries.position)
         FROM generate_series(\(range.first.sql)::timestamp, \(range.last.sql)::timestamp, interval '1 month') AS g(month)
         LEFT JOIN (categories c CROSS JOIN LATERAL category_months(
-            c.id, c.amount, c.rollover, c.created_at, \(range.first.sql), \(range.last.sql)) f) ON f.month = g.month
+            c.id, c.amount, c.rollover, c.created_at, \(range.first.sql), \(Int32(range.months.count))::integer) f) ON f.month = g.month
         GROUP BY g.month
         ORDER BY g.month
         """
