@@ -12,6 +12,10 @@ struct Budgets: CategoryChild {
         try BudgetFields(members, mode: mode, fieldPrefix: fieldPrefix)
     }
 
+    static func fields(from members: JSONObject, categoryIDFromPath: Int64, fieldPrefix: String) throws -> BudgetFields {
+        try BudgetFields(members, mode: .complete, categoryIDFromPath: categoryIDFromPath, fieldPrefix: fieldPrefix)
+    }
+
     static func id(of fields: BudgetFields) -> Int64? { fields.id }
 
     static func insert(_ fields: BudgetFields, clock: CivilClock) -> Query { BudgetQueries.insert(fields) }
@@ -22,40 +26,18 @@ struct Budgets: CategoryChild {
     /// The collection and its records, and a category's budgets under it.
     static func register(in router: inout Router<Database>, clock: CivilClock) {
         RecordRoutes<Budgets>(clock: clock).register(in: &router)
-        CategoryBudgetRoutes(clock: clock).register(in: &router)
+        CategoryChildRoutes<Budgets>(clock: clock).register(in: &router)
+        MonthBudgetRoutes().register(in: &router)
     }
 }
 
-/// `/categories/:id/budgets` (a category's budgets, and creating one) and `/categories/:id/budgets/:month`
-/// (the month's budget: read, set, or remove to fall back to the category's amount).
-struct CategoryBudgetRoutes: Sendable {
-    let clock: CivilClock
-
+/// `/categories/:id/budgets/:month`: the month's budget, read, set, or removed to fall back to the
+/// category's amount (docs/api.md, Months).
+struct MonthBudgetRoutes: Sendable {
     func register(in router: inout Router<Database>) {
-        router.get("/categories/:id/budgets") { request, database in try await list(request, database: database) }
-        router.post("/categories/:id/budgets") { request, database in try await create(request, database: database) }
         router.get("/categories/:id/budgets/:month") { request, database in try await find(request, database: database) }
         router.put("/categories/:id/budgets/:month") { request, database in try await set(request, database: database) }
         router.delete("/categories/:id/budgets/:month") { request, database in try await delete(request, database: database) }
-    }
-
-    /// The category's budgets, through the query language; 404 without the category.
-    func list(_ request: Request, database: Database) async throws -> Response {
-        let categoryID = try recordID(request)
-        let source = try Budgets.listSource(for: request, clock: clock)
-        return try await database.list(
-            try ListAnswer(request: request, source: source), from: source, scope: "b.category_id = \(categoryID)",
-            owner: (CategoryQueries.exists(id: categoryID), APIError.notFound(resource: Categories.recordName, id: categoryID)))
-    }
-
-    /// The path names the category, so the body need not; a missing category is a 404 of the path.
-    func create(_ request: Request, database: Database) async throws -> Response {
-        let categoryID = try recordID(request)
-        return try await missingCategoryIsNotFound(categoryID) {
-            try await RecordRoutes<Budgets>(clock: clock).create(request, database: database) { members, prefix in
-                try BudgetFields(members, mode: .complete, categoryIDFromPath: categoryID, fieldPrefix: prefix)
-            }
-        }
     }
 
     func find(_ request: Request, database: Database) async throws -> Response {
@@ -71,11 +53,11 @@ struct CategoryBudgetRoutes: Sendable {
         let (categoryID, month) = try Self.path(request)
         let fields = try BudgetFields(
             try RequestBody.object(request), mode: .complete, categoryIDFromPath: categoryID, monthFromPath: month)
-        return try await missingCategoryIsNotFound(categoryID) {
+        return try await CategoryChildRoutes<Budgets>.missingCategoryIsNotFound(categoryID) {
             guard let record = try await database.write(
                 BudgetQueries.set(categoryID: categoryID, month: month, amount: fields.amount), rendering: Budgets.shape.record)
             else { preconditionFailure("INSERT … ON CONFLICT … RETURNING answered no row") }
-            return record.isCreated ? RecordRoutes<Budgets>(clock: clock).created(record) : .json(record.json)
+            return record.isCreated ? RecordRoutes<Budgets>.created(record) : .json(record.json)
         }
     }
 
@@ -96,15 +78,6 @@ struct CategoryBudgetRoutes: Sendable {
             throw APIError.malformedPath("'\(text)' is not a month; a budget's month is written YYYY-MM (01 to 12)")
         }
         return (categoryID, month)
-    }
-
-    /// Runs a write that names the path's category; a category that does not exist is a 404 of the path.
-    private func missingCategoryIsNotFound(_ categoryID: Int64, _ write: () async throws -> Response) async throws -> Response {
-        do {
-            return try await write()
-        } catch let error as PostgresError where error.constraint == "budgets_category_id_fkey" {
-            throw APIError.notFound(resource: Categories.recordName, id: categoryID)
-        }
     }
 }
 

@@ -2,8 +2,12 @@ import HTTPServer
 import Postgres
 
 /// A typed resource whose records name a category (`categoryId`): transactions and budgets. Their lists
-/// and records take `_expand=category`, which nests the category as json-server's `_expand` does.
-protocol CategoryChild: TypedResource {}
+/// and records take `_expand=category`, which nests the category as json-server's `_expand` does, and
+/// they are listed and created under their category too (`CategoryChildRoutes`).
+protocol CategoryChild: TypedResource {
+    /// Validates a body posted under `/categories/:id/…`, whose path names the category.
+    static func fields(from members: JSONObject, categoryIDFromPath: Int64, fieldPrefix: String) throws -> Fields
+}
 
 extension CategoryChild {
     /// The record's JSON with its category under `category`, rendered in SQL over a row `alias`.
@@ -25,5 +29,46 @@ extension CategoryChild {
 
     private static func expandsCategory(_ request: Request) throws -> Bool {
         try request.relationNames("_expand", allowed: ["category"]).contains("category")
+    }
+}
+
+/// `/categories/:id/<children>`: one category's records of a `CategoryChild`, through the query language, and
+/// creating them under it (docs/api.md); a category that does not exist is a 404 of the path.
+struct CategoryChildRoutes<Child: CategoryChild>: Sendable {
+    let clock: CivilClock
+
+    func register(in router: inout Router<Database>) {
+        let path = "/categories/:id/\(Child.collection)"
+        router.get(path) { request, database in try await list(request, database: database) }
+        router.post(path) { request, database in try await create(request, database: database) }
+    }
+
+    func list(_ request: Request, database: Database) async throws -> Response {
+        let categoryID = try recordID(request)
+        let source = try Child.listSource(for: request, clock: clock)
+        return try await database.list(
+            try ListAnswer(request: request, source: source), from: source,
+            scope: "\(unsafeSQL: Child.alias).category_id = \(categoryID)",
+            owner: (CategoryQueries.exists(id: categoryID), APIError.notFound(resource: Categories.recordName, id: categoryID)))
+    }
+
+    /// The path names the category, so the body need not.
+    func create(_ request: Request, database: Database) async throws -> Response {
+        let categoryID = try recordID(request)
+        return try await Self.missingCategoryIsNotFound(categoryID) {
+            try await RecordRoutes<Child>(clock: clock).create(request, database: database) { members, prefix in
+                try Child.fields(from: members, categoryIDFromPath: categoryID, fieldPrefix: prefix)
+            }
+        }
+    }
+
+    /// Runs a write that names the path's category; its foreign key (`<table>_category_id_fkey`, as the
+    /// migrations name it) failing means the path's category does not exist.
+    static func missingCategoryIsNotFound(_ categoryID: Int64, _ write: () async throws -> Response) async throws -> Response {
+        do {
+            return try await write()
+        } catch let error as PostgresError where error.constraint == "\(Child.collection)_category_id_fkey" {
+            throw APIError.notFound(resource: Categories.recordName, id: categoryID)
+        }
     }
 }

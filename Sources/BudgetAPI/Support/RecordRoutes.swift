@@ -57,7 +57,7 @@ struct RecordRoutes<Resource: TypedResource>: Sendable {
             guard let record = try await database.write(Resource.insert(allFields[0], clock: clock), rendering: Resource.shape.record) else {
                 preconditionFailure("INSERT … RETURNING answered no row")
             }
-            return created(record)
+            return Self.created(record)
         }
         let records = try await database.transaction { [allFields, clock] connection in
             try allFields.map { fields in
@@ -78,7 +78,7 @@ struct RecordRoutes<Resource: TypedResource>: Sendable {
         guard let record = try await database.write(Resource.replace(id: id, with: fields, clock: clock), rendering: Resource.shape.record) else {
             preconditionFailure("INSERT … ON CONFLICT … RETURNING answered no row")
         }
-        return record.isCreated ? created(record) : .json(record.json)
+        return record.isCreated ? Self.created(record) : .json(record.json)
     }
 
     /// PATCH: a shallow merge of the fields given (application/json or RFC 7396 merge-patch).
@@ -102,7 +102,8 @@ struct RecordRoutes<Resource: TypedResource>: Sendable {
         return .json(record.json)
     }
 
-    func created(_ record: WrittenRecord) -> Response {
+    /// A `201` for a record a write created, with `Location` pointing at it.
+    static func created(_ record: WrittenRecord) -> Response {
         var response = Response.json(record.json, status: .created)
         response.headers.replaceOrAdd("Location", "/\(Resource.collection)/\(record.id)")
         return response
