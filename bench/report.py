@@ -21,6 +21,10 @@ REQUESTS = [
     ("post", "POST /categories/:id/transactions"),
 ]
 SWIFT_PEERS = [("hummingbird", "Hummingbird"), ("flyingfox", "FlyingFox")]
+# The month reads bench/run adds (#20), ours ("ours-months") beside pgbench on the plainest SQL that
+# answers the same figures ("pgbench-months"), on the data spread over 12 months.
+MONTH_REQUESTS = [("categories_month", "GET /categories?month=current"), ("month", "GET /months/{month}")]
+MONTH_PG_RATIO_MAX = 1.5  # our PostgreSQL µs/req ÷ pgbench's on the plainest SQL
 # Targets (bench/README.md): server CPU µs per request, by request.
 SERVER_US_TARGET = {"category": 60, "transactions": 140, "post": 120}
 PG_RATIO_MAX = 1.25      # our PostgreSQL µs/req ÷ pgbench's on the plain SQL
@@ -118,6 +122,23 @@ def main():
               f"{f1(per_req(pgb, 'pg_cpu'))} | {f2(other_cores(ours))} |")
     print()
 
+    # ------------------------------------------------------------------ months
+    if any(get("ours-months", ep) for ep, _ in MONTH_REQUESTS):
+        print("Month reads, on the same data spread over the 12 months up to this one (a quarter of the categories "
+              "rolling over, some month budgets): ours beside pgbench on the plainest SQL that answers the same "
+              "figures (bench/sql/plain-*.sql) and on our own statements (bench/sql/categories-month.sql, month.sql).")
+        print()
+        print("| request | ours req/s | ours p50 / p99 ms | ours errors | ours server µs/req | ours pg µs/req "
+              "| pgbench plain tps | plain pg µs/tx | pgbench own-SQL tps | own-SQL pg µs/tx | other cores (noise) |")
+        print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+        for ep, label in MONTH_REQUESTS:
+            ours, plain, own = get("ours-months", ep), get("pgbench-months", ep), get("pgbench-ours-sql", ep)
+            lat = f"{ours['p50_ms']} / {ours['p99_ms']}" if ours else "–"
+            print(f"| `{label}` | {f0(rps(ours))} | {lat} | {ours['errors'] if ours else '–'} | "
+                  f"{f1(per_req(ours, 'server_cpu'))} | {f1(per_req(ours, 'pg_cpu'))} | {f0(rps(plain))} | "
+                  f"{f1(per_req(plain, 'pg_cpu'))} | {f0(rps(own))} | {f1(per_req(own, 'pg_cpu'))} | {f2(other_cores(ours))} |")
+        print()
+
     # ------------------------------------------------------------------ targets
     checks = []   # (request, measure, value text, target text, ok)
     for ep, label in REQUESTS:
@@ -148,6 +169,17 @@ def main():
             us = per_req(ours, "server_cpu")
             checks.append((label, "server CPU µs/req", f1(us), f"≤ {SERVER_US_TARGET[ep]}",
                            None if us is None else us <= SERVER_US_TARGET[ep]))
+    for ep, label in MONTH_REQUESTS:
+        ours, plain = get("ours-months", ep), get("pgbench-months", ep)
+        if ours is None:
+            continue
+        errors = int(float(ours.get("errors") or 0))
+        if errors:
+            checks.append((label, "errors (non-2xx, socket)", str(errors), "0", False))
+        ours_pg, plain_pg = per_req(ours, "pg_cpu"), per_req(plain, "pg_cpu")
+        r = ours_pg / plain_pg if ours_pg is not None and plain_pg else None
+        checks.append((label, "PostgreSQL µs/req ÷ pgbench plainest SQL", f"{f2(r)} ({f1(ours_pg)} / {f1(plain_pg)})",
+                       f"≤ {MONTH_PG_RATIO_MAX}", None if r is None else r <= MONTH_PG_RATIO_MAX))
     peak = facts.get("ours_hwm_kib")
     peak_mib = int(peak) / 1024 if peak else (float(rss["ours"]) if "ours" in rss else None)
     checks.append(("all four, c64", "peak RSS MiB (VmHWM)", f1(peak_mib), f"≤ {RSS_MAX_MIB}",

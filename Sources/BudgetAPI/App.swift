@@ -36,6 +36,9 @@ public enum BudgetApp {
         /// `--max-rows`: the most records any list answers, with `Link` to the rest where it cuts
         /// (docs/configuration.md); nil, the default, answers every record as json-server does.
         public var maxRows: Int?
+        /// `--time-zone` and the instant taken as now: what today (a new transaction's default `date`) and
+        /// `month=current` mean (docs/configuration.md).
+        public var clock = CivilClock()
 
         public init() {}
     }
@@ -82,12 +85,11 @@ public enum BudgetApp {
                       notifications: sync.notifications)
             .register(in: &router)
         OpenAPIRoutes().register(in: &router)
-        if options.servesHomePage { HomeRoutes().register(in: &router) }
+        if options.servesHomePage { HomeRoutes(clock: options.clock).register(in: &router) }
         sync.register(in: &router)
-        RecordRoutes<Categories>().register(in: &router)
-        CategoryTransactionRoutes().register(in: &router)
-        RecordRoutes<Transactions>().register(in: &router)
-        CollectionRoutes(allowReset: options.allowsReset).register(in: &router)
+        for resource in TypedResources.all { resource.register(in: &router, clock: options.clock) }
+        MonthRoutes(clock: options.clock).register(in: &router)
+        CollectionRoutes(allowReset: options.allowsReset, clock: options.clock).register(in: &router)
 
         let idempotency = Idempotency()
         let tags = EntityTagMiddleware(representationHeaders: representationHeaders, percentEncodingAdvice: percentEncodingAdvice)

@@ -9,6 +9,8 @@ public struct BudgetCategory: Sendable, Hashable, Decodable {
     public var id: Int
     public var title: String
     public var amount: Decimal
+    /// Whether what a month leaves carries into the next (`BudgetLedger`).
+    public var rollover: Bool
     public var spent: Decimal
     public var remaining: Decimal
     /// UTC timestamps in whole seconds, as the server wrote them (`2026-11-21T08:00:00Z`).
@@ -26,6 +28,18 @@ public struct BudgetTransaction: Sendable, Hashable, Decodable {
     /// A calendar day, `YYYY-MM-DD`: not an instant, so not a `Date`.
     public var date: String
     public var note: String?
+    public var createdAt: String
+    public var updatedAt: String
+    public var version: Int
+}
+
+/// A category's budget for one month, in place of its `amount`, as `/budgets` answers it (docs/api.md, Months).
+public struct MonthlyBudget: Sendable, Hashable, Decodable {
+    public var id: Int
+    public var categoryId: Int
+    /// `YYYY-MM`.
+    public var month: String
+    public var amount: Decimal
     public var createdAt: String
     public var updatedAt: String
     public var version: Int

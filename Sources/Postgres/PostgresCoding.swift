@@ -71,11 +71,13 @@ extension Array: PostgresEncodable where Element: PostgresEncodable {
     public var postgresText: String {
         // Every element is double-quoted with `"` and `\` escaped, so commas, braces and
         // the word NULL inside a value stay data (PostgreSQL array input syntax, §8.15.6).
+        // By scalar, as PostgreSQL reads the text: a `"` followed by a combining mark or an emoji modifier
+        // (`"🏻`) is one Swift Character that equals no quote, yet PostgreSQL still sees the `"`.
         let elements = map { element -> String in
             var quoted = "\""
-            for character in element.postgresText {
-                if character == "\"" || character == "\\" { quoted.append("\\") }
-                quoted.append(character)
+            for scalar in element.postgresText.unicodeScalars {
+                if scalar == "\"" || scalar == "\\" { quoted.unicodeScalars.append("\\") }
+                quoted.unicodeScalars.append(scalar)
             }
             return quoted + "\""
         }

@@ -10,8 +10,8 @@ struct Seed: AsyncParsableCommand {
         abstract: "Load a json-server db.json into the database.",
         discussion: """
             Every top-level array becomes a collection and every top-level object a singular resource; \
-            categories and transactions go to their typed tables. An empty database is required unless \
-            --replace is given.
+            categories, transactions and budgets go to their typed tables. An empty database is required \
+            unless --replace is given.
             """
     )
 
@@ -20,6 +20,8 @@ struct Seed: AsyncParsableCommand {
 
     @Flag(help: "Delete every record and collection first.")
     var replace = false
+
+    @OptionGroup var clock: TimeZoneOptions
 
     @OptionGroup var database: DatabaseOptions
 
@@ -39,7 +41,7 @@ struct Seed: AsyncParsableCommand {
     private func seed() throws {
         let bytes = try Self.read(file)
         let summary = try database.withConnection(migrating: true) { connection, _ in
-            let summary = try Seeder.load(bytes, into: connection, replacing: replace)
+            let summary = try Seeder.load(bytes, into: connection, replacing: replace, clock: try clock.makeClock(checkingOn: connection))
             // A server started later, or running now, answers lists with the feed position caught up.
             try ChangeFeedCatchUp.stampPending(on: connection)
             return summary

@@ -67,6 +67,8 @@ struct Serve: AsyncParsableCommand {
     @Flag(help: "Take the client's scheme, host and address from Forwarded / X-Forwarded-* (only behind a proxy that sets them).")
     var trustProxy = false
 
+    @OptionGroup var clock: TimeZoneOptions
+
     @OptionGroup var database: DatabaseOptions
 
     /// Stops glibc from handing freed heap memory back to the kernel the moment the top of an arena has
@@ -99,7 +101,7 @@ struct Serve: AsyncParsableCommand {
         let streamPoolSize = try Setting.resolve(streamPoolSize, environment: "STREAM_POOL_SIZE", default: 8)
         guard (1...1000).contains(streamPoolSize) else { throw ValidationError("--stream-pool-size must be between 1 and 1000") }
 
-        let options = try makeOptions()
+        var options = try makeOptions()
         let seedBytes = try seed.map(Seed.read)
 
         // From here a stop signal is kept for later, not fatal: the embedded cluster must be stopped too.
@@ -113,7 +115,7 @@ struct Serve: AsyncParsableCommand {
             LogSink.standardError.flush()  // _exit skips the flush at exit
         }
         let migrator = try database.makeMigrator(logger: logger)
-        try prepareDatabase(url: location.url, migrator: migrator, seed: seedBytes, logger: logger)
+        options.clock = try prepareDatabase(url: location.url, migrator: migrator, seed: seedBytes, logger: logger)
 
         let poolConfiguration = PoolConfiguration(url: location.url, size: poolSize, checkoutTimeout: .seconds(poolTimeout))
         let pool = ConnectionPool(configuration: poolConfiguration, logger: logger)
@@ -186,20 +188,23 @@ struct Serve: AsyncParsableCommand {
         return token
     }
 
-    /// Applies pending migrations (the migrator logs each), loads `--seed` into an empty database, and
-    /// stamps what waits for the change feed, so the first answers carry a caught-up `X-Sync-Seq`.
-    private func prepareDatabase(url: String, migrator: Migrator, seed: [UInt8]?, logger: Logger) throws {
+    /// Applies pending migrations (the migrator logs each), checks `--time-zone`, loads `--seed` into an
+    /// empty database, and stamps what waits for the change feed, so the first answers carry a caught-up
+    /// `X-Sync-Seq`; answers the clock of the checked zone.
+    private func prepareDatabase(url: String, migrator: Migrator, seed: [UInt8]?, logger: Logger) throws -> CivilClock {
         let connection = try Connection.connect(to: url)
         defer { connection.close() }
         try migrator.migrate(on: connection)
+        let civilClock = try clock.makeClock(checkingOn: connection)
         if let seed, let path = self.seed {
             if try Seeder.isDatabaseEmpty(connection) {
-                let summary = try Seeder.load(seed, into: connection)
+                let summary = try Seeder.load(seed, into: connection, clock: civilClock)
                 logger.info("seeded from \(path): \(summary)")
             } else {
                 logger.notice("the database already holds data; --seed \(path) was not loaded")
             }
         }
         try ChangeFeedCatchUp.stampPending(on: connection)
+        return civilClock
     }
 }

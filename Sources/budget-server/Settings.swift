@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import HTTPServer
 import LogHandlers
+import BudgetAPI
 import Migrations
 import Postgres
 import Logging
@@ -97,4 +98,21 @@ func makeLogger(level: Logger.Level, format: LogFormat = .text) -> Logger {
     var logger = Logger(label: "budget-server")
     logger.logLevel = level
     return logger
+}
+
+/// `--time-zone`, for the commands that write transactions: what today is (docs/configuration.md).
+struct TimeZoneOptions: ParsableArguments {
+    @Option(help: "IANA time zone that decides today's date and month=current (env TIME_ZONE, default UTC).")
+    var timeZone: String?
+
+    /// The clock of the chosen zone, once PostgreSQL confirmed it knows the name: an unknown zone stops the
+    /// command with an error that says so.
+    func makeClock(checkingOn connection: Connection) throws -> CivilClock {
+        let zone = try Setting.resolve(timeZone, environment: "TIME_ZONE", default: "UTC")
+        guard try CivilClock.knows(zone, on: connection) else {
+            throw ValidationError(
+                "--time-zone (or TIME_ZONE) '\(zone)' is not a time zone PostgreSQL knows; give an IANA name such as UTC, Europe/Berlin or Asia/Tokyo")
+        }
+        return CivilClock(timeZone: zone)
+    }
 }

@@ -15,26 +15,34 @@ import Testing
     static let id: Int64 = 424_242
 
     static func listRequest() throws -> ListAnswer {
-        try ListAnswer(request: Request(method: .get, target: "/categories/\(id)/transactions"), catalog: Transactions.catalog)
+        try ListAnswer(request: Request(method: .get, target: "/categories/\(id)/transactions"), source: Transactions.plainSource)
     }
 
     /// Each script's statements, rendered from the routes' own queries.
     static func expectedStatements() throws -> [String: [Query]] {
         let list = try listRequest()
+        let monthRequest = Request(method: .get, target: "/categories?month=current")
+        let monthSource = try Categories.listSource(for: monthRequest, clock: CivilClock())
+        let monthList = try ListAnswer(request: monthRequest, source: monthSource)
         return [
+            "categories-month": [
+                monthList.probeStatement(monthSource.shape.record, ListTarget(
+                    element: monthSource.element, source: monthSource.from, tieBreak: monthSource.tieBreak)),
+            ],
+            "month": [MonthQueries.month(MonthChoice.current.sql(CivilClock()))],
             "category": [
-                SnapshotJSON.statement(try Categories.find(id: id, for: Request(method: .get, target: "/"))),
+                SnapshotJSON.statement(try Categories.find(id: id, for: Request(method: .get, target: "/"), clock: CivilClock())),
             ],
             "transactions": [
-                list.probeStatement(Transactions.record, ListTarget(
-                    element: .plain(Transactions.record), source: Transactions.listSource, scope: "t.category_id = \(id)",
-                    tieBreak: Transactions.defaultOrder,
+                list.probeStatement(Transactions.shape.record, ListTarget(
+                    element: Transactions.plainSource.element, source: Transactions.plainSource.from, scope: "t.category_id = \(id)",
+                    tieBreak: Transactions.plainSource.tieBreak,
                     owner: ListOwner(exists: CategoryQueries.exists(id: id), missing: APIError.notFound(resource: "category", id: id)))),
             ],
             "post": [
                 TransactionQueries.insert(try TransactionFields(
                     ["title": .string("bench"), "amount": .number("12.50")], mode: .complete,
-                    categoryIDFromPath: id, fieldPrefix: "")),
+                    categoryIDFromPath: id, fieldPrefix: ""), today: CivilClock().today),
             ],
         ]
     }
@@ -57,7 +65,7 @@ import Testing
             .split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }.joined(separator: " ")
     }
 
-    @Test(arguments: ["category", "transactions", "post"])
+    @Test(arguments: ["category", "transactions", "post", "categories-month", "month"])
     func benchScriptRunsTheRoutesSQL(name: String) throws {
         let file = try String(contentsOf: Self.benchSQL.appendingPathComponent("\(name).sql"), encoding: .utf8)
         let statements = file.split(separator: "\n").filter { !$0.hasPrefix("--") && !$0.hasPrefix("\\") && !$0.isEmpty }

@@ -21,8 +21,15 @@ import APITestSupport
          "profile":{"name":"demo"}}
         """#
 
+    /// The page shows this month's figures: the seed's month, whenever the test runs.
+    static func options() throws -> BudgetApp.Options {
+        var options = BudgetApp.Options()
+        options.clock = CivilClock(now: try #require(Timestamp("2026-11-25T12:00:00Z")))
+        return options
+    }
+
     static func seeded(_ body: (TestApp) async throws -> Void) async throws {
-        try await TestApp.with { app in
+        try await TestApp.with(options: try options()) { app in
             try await app.seed(seed)
             try await body(app)
         }
@@ -51,11 +58,12 @@ import APITestSupport
         }
     }
 
-    @Test func barsShowSpentAndRemainingAsTheAPIAnswersThem() async throws {
+    @Test func barsShowThisMonthsSpentAndRemainingAsTheAPIAnswersThem() async throws {
         try await Self.seeded { app in
             let html = try await app.request("GET", "/").text
+            #expect(html.contains("<h2>Budgets for November 2026</h2>"))
             // The API's own figures, as text: the JSON writes money with exactly two decimals.
-            let json = try await app.request("GET", "/categories?_sort=id").text
+            let json = try await app.request("GET", "/categories?month=current&_sort=id").text
             let apiFigures = Self.matches(of: #/"spent":(-?[0-9.]+),"remaining":(-?[0-9.]+)/#, in: json)
             let pageFigures = Self.matches(of: #/data-spent="(-?[0-9.]+)" data-remaining="(-?[0-9.]+)"/#, in: html)
             #expect(apiFigures.count == 4)
@@ -98,8 +106,8 @@ import APITestSupport
         var page = HomePage()
         page.resources = [HomePage.Resource(name: "categories", kind: .typed, records: 150)]
         page.budgets = [HomePage.Budget(
-            id: 1, title: "Food", amount: try #require(Numeric("10.00")), spent: try #require(Numeric("2.50")),
-            remaining: try #require(Numeric("7.50")))]
+            id: 1, title: "Food", budgeted: try #require(Numeric("10.00")), carried: try #require(Numeric("0.00")),
+            spent: try #require(Numeric("2.50")), remaining: try #require(Numeric("7.50")))]
         let html = String(decoding: page.render(), as: UTF8.self)
         #expect(html.contains(#"The first 1 of 150 categories; <a href="/categories">/categories</a> has them all."#))
         #expect(html.contains(#"style="width:25.0%""#))
@@ -152,5 +160,20 @@ import APITestSupport
     /// Each match's captures, in order.
     static func matches(of pattern: Regex<(Substring, Substring, Substring)>, in text: String) -> [[String]] {
         text.matches(of: pattern).map { [String($0.output.1), String($0.output.2)] }
+    }
+}
+
+extension HomePageTests {
+    /// What a month carried shows beside its budget, and the bar measures spending against both.
+    @Test func aCarryShowsBesideTheBudget() async throws {
+        try await TestApp.with(options: try Self.options()) { app in
+            _ = try await app.request("POST", "/categories", json: #"{"title":"Fun","amount":"100.00","rollover":true}"#)
+            _ = try await app.request("POST", "/categories/1/transactions", json: #"{"title":"a","amount":"50.00","date":"2026-10-02"}"#)
+            _ = try await app.request("POST", "/categories/1/transactions", json: #"{"title":"b","amount":"75.00","date":"2026-11-02"}"#)
+            let html = try await app.request("GET", "/").text
+            #expect(html.contains(#"data-budgeted="100.00" data-carried="50.00" data-spent="75.00" data-remaining="75.00""#), "\(html)")
+            #expect(html.contains("75.00 of 100.00 spent, 50.00 carried, 75.00 left"))
+            #expect(html.contains(#"style="width:50.0%""#))  // 75.00 of the 150.00 the month has
+        }
     }
 }

@@ -28,9 +28,8 @@ struct ListingDatabase: Sendable {
 
         /// A typed resource's list, from its own source and order (as `RecordRoutes` passes them to `Database.list`).
         private static func typed<Resource: TypedResource>(_: Resource.Type) -> Source {
-            Source(
-                from: Resource.listSource, scope: "TRUE", element: .plain(Resource.record),
-                tieBreak: Resource.defaultOrder)
+            let source = Resource.plainSource
+            return Source(from: source.from, scope: "TRUE", element: source.element, tieBreak: source.tieBreak)
         }
     }
 

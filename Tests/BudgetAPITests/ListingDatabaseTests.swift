@@ -111,14 +111,14 @@ import Testing
         let database = try await ListingDatabase.make(seed: Self.typedSeed)
         for row in Self.typedTable {
             let answer = try await database.list(
-                row.query.addingPercentEncodingKeepingSeparators(), catalog: ColumnCatalog.transactions, source: .transactions)
+                row.query.addingPercentEncodingKeepingSeparators(), catalog: Transactions.shape.catalog, source: .transactions)
             #expect(answer.ids == row.ids, "\(row.query)")
         }
-        let spent = try await database.list("spent_gt=0&remaining_gt=50", catalog: ColumnCatalog.categories, source: .categories)
+        let spent = try await database.list("spent_gt=0&remaining_gt=50", catalog: Categories.shape.catalog, source: .categories)
         #expect(spent.ids == ["1"])
         do {
             _ = try await database.list("title_like=" + "(".addingPercentEncodingKeepingSeparators(),
-                                        catalog: ColumnCatalog.transactions, source: .transactions)
+                                        catalog: Transactions.shape.catalog, source: .transactions)
             Issue.record("an unbalanced pattern was accepted")
         } catch let error as PostgresError {
             #expect(error.sqlState == .invalidRegularExpression)

@@ -60,7 +60,7 @@ func plan(_ query: String, catalog: some FieldCatalog = DocumentCatalog(column: 
         #expect(search.usesPatterns)
         #expect(search.condition.sql.contains("jsonb_path_query(d.doc, 'strict $.**')"))
         #expect(search.condition.bindings == [#"%50\%\_off%"#])
-        let typed = try plan("q=rent", catalog: ColumnCatalog.transactions)
+        let typed = try plan("q=rent", catalog: Transactions.shape.catalog)
         #expect(typed.condition.sql == "(t.title::text ILIKE $1 OR t.amount::text ILIKE $2 OR t.note::text ILIKE $3)")
         #expect(try plan("title:startsWith=a_b").condition.bindings.last == #"a\_b%"#)
     }
@@ -79,10 +79,10 @@ func plan(_ query: String, catalog: some FieldCatalog = DocumentCatalog(column: 
     }
 
     @Test func typedFieldsComeFromTheAllowList() throws {
-        let typed = try plan("amount_gte=12.345&date_lte=2024-02-29&categoryId=3&title_like=x", catalog: ColumnCatalog.transactions)
+        let typed = try plan("amount_gte=12.345&date_lte=2024-02-29&categoryId=3&title_like=x", catalog: Transactions.shape.catalog)
         #expect(typed.condition.sql
             == "(t.amount >= $1::numeric AND t.date <= $2::date AND t.category_id = $3::bigint AND t.title::text ~* $4)")
-        let sorted = try plan("_sort=-date,amount", catalog: ColumnCatalog.transactions)
+        let sorted = try plan("_sort=-date,amount", catalog: Transactions.shape.catalog)
         #expect(sorted.ordering?.sql == "t.date DESC NULLS LAST, t.amount ASC NULLS LAST")
         #expect(sorted.ordering?.bindings == [])
     }
@@ -99,7 +99,7 @@ func plan(_ query: String, catalog: some FieldCatalog = DocumentCatalog(column: 
     @Test(arguments: typedBadInput)
     func typedBadInputIs400(_ row: (query: String, detailContains: String)) throws {
         do {
-            _ = try plan(row.query, catalog: ColumnCatalog.transactions)
+            _ = try plan(row.query, catalog: Transactions.shape.catalog)
             Issue.record("'\(row.query)' planned")
         } catch let error as APIError {
             #expect(error.problem.status == .badRequest)
@@ -121,8 +121,8 @@ func plan(_ query: String, catalog: some FieldCatalog = DocumentCatalog(column: 
         #expect(generic.condition.bindings.contains { $0?.contains("DROP TABLE") == true })
         let rows = generic.selectCursorRows(columns: "d.body", from: "documents d", scope: "d.collection = \("posts")", tieBreak: "d.position", offset: 0)
         #expect(!rows.sql.contains("DROP") && !generic.selectHeader(from: "documents d", scope: "d.collection = \("posts")").sql.contains("DROP"))
-        #expect(throws: APIError.self) { try plan("\(encoded)=1", catalog: ColumnCatalog.transactions) }
-        #expect(throws: APIError.self) { try plan("_sort=\(encoded)", catalog: ColumnCatalog.transactions) }
+        #expect(throws: APIError.self) { try plan("\(encoded)=1", catalog: Transactions.shape.catalog) }
+        #expect(throws: APIError.self) { try plan("_sort=\(encoded)", catalog: Transactions.shape.catalog) }
     }
 }
 

@@ -42,7 +42,7 @@ import APITestSupport
                 #expect(Self.feedShows(record.body, in: feed), "\(record.text) not in \(feed.text)")
             }
             #expect(category.text == #"""
-                {"id":1,"title":"Café \"Zürich\"\n","amount":100.00,"spent":3.49,"remaining":96.51,\#
+                {"id":1,"title":"Café \"Zürich\"\n","amount":100.00,"rollover":false,"spent":3.49,"remaining":96.51,\#
                 "createdAt":"2026-01-02T03:04:05Z","updatedAt":"2026-01-02T03:04:05Z","version":1}
                 """#)
             #expect(bread.text.hasSuffix(#""note":"\#(Self.note)","createdAt":"2026-01-02T03:04:05Z","updatedAt":"2026-01-02T03:04:05Z","version":1}"#))

@@ -42,7 +42,7 @@ extension TestApp {
             #expect(try await app.request("GET", "/posts/2").text == #"{"id":2,"title":"Big","views":1234567890123456789}"#)
             #expect(try await app.request("GET", "/profile").text == #"{"name":"typicode","settings":{"theme":"dark"}}"#)
             let category = try await app.request("GET", "/categories/3")
-            #expect(category.text.contains(#""amount":100.50,"spent":3.49"#))
+            #expect(category.text.contains(#""amount":100.50,"rollover":false,"spent":3.49"#))
             #expect(try await app.request("GET", "/transactions/7").object["title"] as? String == "Milk")
             // The next server id follows the largest seeded one, in generic and typed collections alike.
             #expect(try await app.request("POST", "/posts", json: #"{"title":"new"}"#).object["id"] as? Int == 3)
@@ -56,7 +56,7 @@ extension TestApp {
             _ = try await first.request("PATCH", "/categories/3", json: #"{"amount":"99.99"}"#)
             _ = try await first.request("POST", "/comments", json: #"{"body":"ünïcode \"quoted\"","postId":2}"#)
             let exported = try await first.export()
-            #expect(exported.hasPrefix(#"{"categories":[{"id":3,"title":"Food","amount":99.99,"createdAt":"#))
+            #expect(exported.hasPrefix(#"{"categories":[{"id":3,"title":"Food","amount":99.99,"rollover":false,"createdAt":"#))
             #expect(!exported.contains("spent"))
             #expect(exported.contains(#""version":2"#))
             try await TestApp.with { second in

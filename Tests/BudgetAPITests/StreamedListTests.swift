@@ -90,7 +90,7 @@ import APITestSupport
                 FROM generate_series(1, 1500) AS i
                 """)
             let expected = try await Self.renderedInSQL(
-                app, element: TransactionQueries.json(expandingCategory: false).sql, source: "transactions t", order: "t.id")
+                app, element: SQLFragments.jsonObject(columns: Transactions.shape.record.renderedColumns).sql, source: "transactions t", order: "t.id")
             #expect(expected.count > StreamSettings.bufferedBytes)
             for path in ["/transactions", "/categories/1/transactions"] {
                 let whole = try await app.request("GET", path)

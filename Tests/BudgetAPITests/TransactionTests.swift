@@ -91,7 +91,7 @@ import APITestSupport
             let one = try await app.request("GET", "/transactions/1?_expand=category")
             let category = one.object["category"] as? [String: Any]
             #expect(category?["title"] as? String == "A")
-            #expect(one.text.contains(#""category":{"id":1,"title":"A","amount":5.00,"spent":2.00,"remaining":3.00"#))
+            #expect(one.text.contains(#""category":{"id":1,"title":"A","amount":5.00,"rollover":false,"spent":2.00,"remaining":3.00"#))
             #expect(try await app.request("GET", "/transactions?_expand=category").array.first?["category"] != nil)
             #expect(try await app.request("GET", "/transactions?_expand=categories").status == 400)
         }
@@ -145,7 +145,7 @@ import APITestSupport
             _ = try await app.request("POST", "/categories", json: #"{"title":"Big","amount":999999999999.99}"#)
             _ = try await app.request("POST", "/categories/1/transactions", json: #"{"title":"t","amount":"999999999999.98"}"#)
             let category = try await app.request("GET", "/categories/1")
-            #expect(category.text.contains(#""amount":999999999999.99,"spent":999999999999.98,"remaining":0.01"#))
+            #expect(category.text.contains(#""amount":999999999999.99,"rollover":false,"spent":999999999999.98,"remaining":0.01"#))
         }
     }
 }

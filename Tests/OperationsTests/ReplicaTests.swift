@@ -149,7 +149,7 @@ import TestSupport
                 """)
             #expect(batch.status == 200, "\(batch.text)")
             let category = try await b.request("GET", "/categories/500")
-            #expect(category.text.contains(#""amount":350.00,"spent":45.50,"remaining":304.50"#), "\(category.text)")
+            #expect(category.text.contains(#""amount":350.00,"rollover":false,"spent":45.50,"remaining":304.50"#), "\(category.text)")
             #expect(category.object["version"] as? Int == 2)
             #expect(try await b.request("GET", "/categories/500/transactions").array.map { $0["title"] as? String } == ["Train"])
             // GET /changes catches the feed up before it answers (docs/sync.md), so both records are there, once.

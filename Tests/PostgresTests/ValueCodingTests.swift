@@ -74,6 +74,16 @@ struct ValueCodingTests {
         #expect(row.column(10) == "2026-11-21 08:00:00+00")
     }
 
+    /// Array elements keep every quote and backslash, also where one forms a single Character with what
+    /// follows it (an emoji modifier, a combining mark), as a JSON body's member names can.
+    @Test func textArraysKeepQuotesThatStartAGraphemeCluster() async throws {
+        let connection = try Connection.connect(to: try await TestDatabase.empty())
+        defer { connection.close() }
+        let elements = [#"{"🏻":null}"#, "\"\u{301}", "\\\u{301}", "a,b", "NULL", "}{"]
+        let result = try connection.query("SELECT unnest(\(elements)::text[])")
+        #expect(try result.map { try $0.decode(String.self, at: 0) } == elements)
+    }
+
     @Test func decodingByNameIsExactAndResultsKnowTheirShape() async throws {
         let connection = try Connection.connect(to: try await TestDatabase.empty())
         let result = try connection.query("SELECT 1 AS \"createdAt\", 'a' AS title UNION ALL SELECT 2, 'b'")

@@ -75,7 +75,7 @@ public final class ServerProcess: Sendable {
     /// Environment variables `budget-server` takes settings from (docs/configuration.md).
     static let settingVariables: Set<String> = [
         "HOST", "PORT", "DATABASE_URL", "BUDGET_DATA_DIR", "MIGRATIONS_DIR", "POOL_SIZE", "LOG_LEVEL", "LOG_FORMAT",
-        "BUDGET_API_TOKEN",
+        "BUDGET_API_TOKEN", "TIME_ZONE",
     ]
 
     /// The port in the server's `listening on http://127.0.0.1:port` line, in either log format.

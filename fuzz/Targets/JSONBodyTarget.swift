@@ -51,6 +51,8 @@ enum JSONBodyTarget {
                 checkCategory(members, mode: mode, prefix: prefix)
                 checkTransaction(members, mode: mode, prefix: prefix, categoryFromPath: nil)
                 checkTransaction(members, mode: mode, prefix: prefix, categoryFromPath: 7)
+                checkBudget(members, mode: mode, prefix: prefix, monthFromPath: nil)
+                checkBudget(members, mode: mode, prefix: prefix, monthFromPath: Month("2026-11"))
             }
         }
 
@@ -113,6 +115,31 @@ enum JSONBodyTarget {
         if categoryFromPath == nil { present["categoryId"] = fields.categoryID != nil }
         checkPresent(members, present)
         checkCommon(id: fields.id, title: fields.title, amount: fields.amount, members: members)
+    }
+
+    private static func checkBudget(_ members: JSONObject, mode: WriteMode, prefix: String, monthFromPath: Month?) {
+        let categoryFromPath: Int64? = monthFromPath == nil ? nil : 7
+        let fields: BudgetFields
+        do {
+            fields = try BudgetFields(
+                members, mode: mode, categoryIDFromPath: categoryFromPath, monthFromPath: monthFromPath, fieldPrefix: prefix)
+        } catch {
+            expectInvalidFields(error, prefix: prefix, members: members, known: BudgetFields.known.union(BudgetFields.readOnly))
+            return
+        }
+        checkAccepted(members, known: BudgetFields.known, readOnly: BudgetFields.readOnly)
+        if mode == .complete {
+            invariant(fields.categoryID != nil && fields.month != nil && fields.amount != nil, "a complete budget without its required fields")
+        }
+        if let monthFromPath {
+            invariant(fields.month == monthFromPath && fields.categoryID == categoryFromPath, "the path's month and category did not win")
+            invariant(fields.id == nil, "the month route took an id")
+            invariant(members["month"].map { $0 == .string(monthFromPath.description) } ?? true, "a body month other than the path's was accepted")
+        } else {
+            invariant(fields.month.map { members["month"] == .string($0.description) } ?? true, "month \(String(describing: fields.month))")
+        }
+        invariant(fields.amount.map { $0.cents >= 0 } ?? true, "negative budget \(String(describing: fields.amount))")
+        checkCommon(id: fields.id, title: nil, amount: fields.amount, members: members)
     }
 
     /// Accepted fields hold what the body said, in range.

@@ -30,7 +30,8 @@ enum ListQueryTarget {
         }
         checkQuery(query)
         if case .page = query.pagination { checkLinks(components.query) }
-        for catalog in [ColumnCatalog.categories, ColumnCatalog.transactions] {
+        for catalog in [CategoryRecord.shape.catalog, CategoryRecord.monthShape.catalog, TransactionRecord.shape.catalog,
+                        BudgetRecord.shape.catalog] {
             plan(query, catalog: catalog) { canonical(query, typedBy: catalog) }
         }
         plan(query, catalog: documents) { canonical(query) }
@@ -192,6 +193,7 @@ enum ListQueryTarget {
                 case .text: "x"
                 case .date, .timestamp: "2026-01-01"
                 case .boolean: "true"
+                case .month: "2026-01"
                 }
                 result.value = .text(stand)
             }

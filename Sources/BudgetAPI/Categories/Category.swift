@@ -5,10 +5,13 @@ struct CategoryFields: Sendable {
     var id: Int64?
     var title: String?
     var amount: Money?
+    /// Whether what a month leaves carries into the next (docs/api.md, Months); absent means false on create
+    /// and replace.
+    var rollover: Bool?
 
-    static let known: Set<String> = ["id", "title", "amount"]
-    /// Computed or server-kept fields that clients may send back; writes ignore them (docs/api.md).
-    static let readOnly: Set<String> = ["spent", "remaining", "createdAt", "updatedAt", "version", "transactions"]
+    static let known = CategoryRecord.shape.writableNames
+    /// Computed or server-kept fields that clients may send back, and `_embed`'s; writes ignore them (docs/api.md).
+    static let readOnly = CategoryRecord.monthShape.readOnlyNames.union(["transactions"])
 
     /// Validates one JSON object, reporting every invalid field at once (422).
     init(_ members: JSONObject, mode: WriteMode, fieldPrefix: String = "") throws {
@@ -21,6 +24,34 @@ struct CategoryFields: Sendable {
         id = reader.id("id")
         title = reader.string("title", length: 1...100)
         amount = reader.money("amount", minimum: Money(cents: 0))
+        rollover = reader.bool("rollover")
         guard reader.errors.isEmpty else { throw APIError.invalidFields(reader.errors) }
     }
+}
+
+/// The members of a category, declared once (see `RecordShape`); the SQL reads a category row `c` and its
+/// figures `f`, which `CategoryQueries` joins.
+enum CategoryRecord {
+    /// Every member a category can have, each declared once, in the JSON's order (README, "A walk through
+    /// with curl"), over a category row `c` and its figures `f`; the month members appear only in a month
+    /// (`?month=`), where `spent` and `remaining` are the month's (docs/api.md, Months).
+    private static let members: [(field: RecordField, isMonthly: Bool)] = [
+        (RecordField("id", "c.id", .integer, .stored), false),
+        (RecordField("title", "c.title", .text, .stored, isSearchable: true), false),
+        (RecordField("amount", "c.amount", .money, .stored), false),
+        (RecordField("rollover", "c.rollover", .boolean, .stored), false),
+        (RecordField("month", "f.month", .month, .derived), true),
+        (RecordField("budgeted", "f.budgeted", .money, .derived), true),
+        (RecordField("carried", "f.carried", .money, .derived), true),
+        (RecordField("spent", "f.spent", .money, .derived), false),
+        (RecordField("remaining", "f.remaining", .money, .derived), false),
+        (RecordField("createdAt", "c.created_at", .timestamp, .kept), false),
+        (RecordField("updatedAt", "c.updated_at", .timestamp, .kept), false),
+        (RecordField("version", "c.version", .integer, .kept), false),
+    ]
+
+    /// A category as it is: `spent` and `remaining` over all time.
+    static let shape = RecordShape(recordName: "category", fields: members.filter { !$0.isMonthly }.map(\.field))
+    /// A category seen in a month.
+    static let monthShape = RecordShape(recordName: "category", fields: members.map(\.field))
 }

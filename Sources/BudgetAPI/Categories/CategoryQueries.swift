@@ -2,26 +2,26 @@ import Postgres
 
 /// The SQL behind the category routes; the only place that knows categories' column names.
 enum CategoryQueries {
-    /// A category row `c` with its balance `b` as plain columns, in the JSON's member order (README, "A walk through with curl").
-    static let record = PlainRecord([
-        ("id", "c.id", .number),
-        ("title", "c.title", .string),
-        ("amount", "c.amount", .number),
-        ("spent", "b.spent", .number),
-        ("remaining", "c.amount - b.spent", .number),
-        ("createdAt", "c.created_at", .timestamp),
-        ("updatedAt", "c.updated_at", .timestamp),
-        ("version", "c.version", .number),
-    ])
 
-    /// Joins each category row `c` with the sum of its transactions as `b.spent`.
-    private static let balance: Query = """
-        CROSS JOIN LATERAL (SELECT coalesce(sum(t.amount), 0.00) AS spent FROM transactions t WHERE t.category_id = c.id) b
+    /// Joins each category row `c` with its all-time figures `f`: the sum of its transactions and what remains.
+    static let balance: Query = """
+        CROSS JOIN LATERAL (SELECT s.spent, c.amount - s.spent AS remaining FROM \
+        (SELECT coalesce(sum(t.amount), 0.00) AS spent FROM transactions t WHERE t.category_id = c.id) s) f
         """
 
-    /// The JSON object of category row `c` (joined with `balance`), optionally with its transactions.
-    static func json(embeddingTransactions: Bool) -> Query {
-        let columns = record.renderedColumns
+    /// What category lists select from: each row `c` with its all-time figures `f`.
+    static var source: Query { Categories.source }
+
+    /// Each category row `c` with its figures `f` in the month whose first day `month` is (a `date`
+    /// expression), from `category_months` (migrations/0014). The count of months is SQL text, not a bound
+    /// value, so that a prepared statement's generic plan knows it is one month (see the function).
+    static func source(month: Query) -> Query {
+        "categories c CROSS JOIN LATERAL category_months(c.id, c.amount, c.rollover, c.created_at, \(month), 1) f"
+    }
+
+    /// The JSON object of a category row `c` with figures `f` in `shape`, optionally with its transactions.
+    static func json(_ shape: RecordShape = CategoryRecord.shape, embeddingTransactions: Bool) -> Query {
+        let columns = shape.record.renderedColumns
         guard embeddingTransactions else { return SQLFragments.jsonObject(columns: columns) }
         let transactions = TransactionQueries.jsonArray(where: "t.category_id = c.id")
         return SQLFragments.jsonObject(columns: "\(columns), \(transactions) AS transactions")
@@ -29,38 +29,32 @@ enum CategoryQueries {
 
     /// A scalar subquery: the JSON object of the category that `condition` picks (over alias `c`).
     static func jsonObject(where condition: Query) -> Query {
-        "(SELECT \(json(embeddingTransactions: false)) FROM categories c \(balance) WHERE \(condition))"
+        "(SELECT \(json(embeddingTransactions: false)) FROM \(source) WHERE \(condition))"
     }
-
-    /// What category lists select from: each row `c` with its balance `b`.
-    static let source: Query = "categories c \(balance)"
 
     /// Whether the category exists, as a boolean expression.
     static func exists(id: Int64) -> Query {
         "EXISTS (SELECT 1 FROM categories WHERE id = \(id))"
     }
 
-    /// The category's JSON rendered in SQL, for `_embed=transactions`.
-    static func find(id: Int64, embeddingTransactions: Bool) -> Query {
-        "SELECT \(json(embeddingTransactions: embeddingTransactions)) FROM categories c \(balance) WHERE c.id = \(id)"
-    }
-
-    /// The category's `record` columns; no row when there is no such category.
-    static func find(id: Int64) -> Query {
-        "SELECT \(record.columns) FROM categories c \(balance) WHERE c.id = \(id)"
+    /// The category's JSON rendered in SQL over `source` (all time, or a month's), for `_embed=transactions`.
+    static func find(id: Int64, source: ListSource) -> Query {
+        guard case .rendered(let element) = source.element else { return "SELECT \(source.shape.record.columns) FROM \(source.from) WHERE c.id = \(id)" }
+        return "SELECT \(element) FROM \(source.from) WHERE c.id = \(id)"
     }
 
     /// Writes answer (id, created, `record` columns) from the written row `c` (see `TypedResource`).
     ///
     /// Each write's CTE is `c` with the table's own columns, so the answer reads it like the table.
-    private static let answer: Query = "\(record.columns) FROM c \(balance)"
+    private static var answer: Query { Categories.writtenRecord }
 
     /// Inserts a category under the client's id, or the next server id when it gave none.
     static func insert(_ fields: CategoryFields) -> Query {
         """
         WITH c AS (
-            INSERT INTO categories (id, title, amount)
-            VALUES (coalesce(\(fields.id)::bigint, nextval('categories_id_seq')), \(fields.title), \(fields.amount))
+            INSERT INTO categories (id, title, amount, rollover)
+            VALUES (coalesce(\(fields.id)::bigint, nextval('categories_id_seq')), \(fields.title), \(fields.amount),
+                    coalesce(\(fields.rollover)::boolean, false))
             RETURNING *)
         SELECT c.id, true, \(answer)
         """
@@ -70,9 +64,10 @@ enum CategoryQueries {
     static func replace(id: Int64, with fields: CategoryFields) -> Query {
         """
         WITH c AS (
-            INSERT INTO categories AS existing (id, title, amount) VALUES (\(id), \(fields.title), \(fields.amount))
+            INSERT INTO categories AS existing (id, title, amount, rollover)
+            VALUES (\(id), \(fields.title), \(fields.amount), coalesce(\(fields.rollover)::boolean, false))
             ON CONFLICT (id) DO UPDATE
-                SET title = excluded.title, amount = excluded.amount,
+                SET title = excluded.title, amount = excluded.amount, rollover = excluded.rollover,
                     version = existing.version + 1, updated_at = now()
             RETURNING *, xmax = 0 AS inserted)
         SELECT c.id, c.inserted, \(answer)
@@ -81,21 +76,24 @@ enum CategoryQueries {
 
     /// PATCH: changes only the fields given; no row means no such category.
     static func update(id: Int64, with fields: CategoryFields) -> Query {
-        var assignments: Query = "version = version + 1, updated_at = now()"
-        if let title = fields.title { assignments.append(", title = \(title)") }
-        if let amount = fields.amount { assignments.append(", amount = \(amount)") }
-        return """
-            WITH c AS (UPDATE categories SET \(assignments) WHERE id = \(id) RETURNING *)
-            SELECT c.id, false, \(answer)
-            """
+        var assignments: [Query] = []
+        if let title = fields.title { assignments.append("title = \(title)") }
+        if let amount = fields.amount { assignments.append("amount = \(amount)") }
+        if let rollover = fields.rollover { assignments.append("rollover = \(rollover)::boolean") }
+        return Categories.updateStatement(id: id, setting: assignments)
     }
+}
 
-    /// Deletes a category (and, by the foreign key's cascade, its transactions), answering what it was.
-    static func delete(id: Int64) -> Query {
-        // The CTE's snapshot predates the delete, so `spent` still counts the transactions it removes.
-        """
-        WITH c AS (DELETE FROM categories WHERE id = \(id) RETURNING *)
-        SELECT c.id, false, \(answer)
-        """
+extension CategoryQueries {
+    /// A category under its seed id (or the next server id), with the times and version an export wrote.
+    static func seedInsert(_ record: SeedRecord<CategoryFields>) -> Query {
+        let fields = record.fields
+        return """
+            INSERT INTO categories (id, title, amount, rollover, created_at, updated_at, version)
+            VALUES (coalesce(\(fields.id)::bigint, nextval('categories_id_seq')), \(fields.title), \(fields.amount),
+                    coalesce(\(fields.rollover)::boolean, false),
+                    coalesce(\(record.createdAt)::timestamptz, now()), coalesce(\(record.updatedAt)::timestamptz, now()),
+                    coalesce(\(record.version)::integer, 1))
+            """
     }
 }

@@ -12,24 +12,38 @@ struct Categories: TypedResource {
 
     static func id(of fields: CategoryFields) -> Int64? { fields.id }
 
-    static let catalog = ColumnCatalog.categories
-    static let listSource = CategoryQueries.source
-    static let defaultOrder: Query = "c.id"
+    static let shape = CategoryRecord.shape
+    static let alias = "c"
+    static let joins = CategoryQueries.balance
 
-    static let record = CategoryQueries.record
-
-    static func listElement(for request: Request) throws -> ListElement {
-        try embedsTransactions(request) ? .rendered(CategoryQueries.json(embeddingTransactions: true)) : .plain(record)
+    /// All time, or with `?month=` the month's figures (docs/api.md, Months); `_embed=transactions` either way.
+    static func listSource(for request: Request, clock: CivilClock) throws -> ListSource {
+        var source = plainSource
+        if let text = request.queryValue(monthParameter) {
+            let month = try MonthChoice(text, parameter: monthParameter)
+            source = ListSource(
+                from: CategoryQueries.source(month: month.sql(clock)), shape: CategoryRecord.monthShape,
+                element: .plain(CategoryRecord.monthShape.record), tieBreak: idColumn, parameters: [monthParameter])
+        }
+        if try embedsTransactions(request) {
+            source.element = .rendered(CategoryQueries.json(source.shape, embeddingTransactions: true))
+        }
+        return source
     }
 
-    static func find(id: Int64, for request: Request) throws -> RecordRead {
-        try embedsTransactions(request) ? .rendered(CategoryQueries.find(id: id, embeddingTransactions: true)) : .plain(CategoryQueries.find(id: id), record)
+    static func find(id: Int64, for request: Request, clock: CivilClock) throws -> RecordRead {
+        let source = try listSource(for: request, clock: clock)
+        let query = CategoryQueries.find(id: id, source: source)
+        return if case .plain(let record) = source.element { .plain(query, record) } else { .rendered(query) }
     }
 
-    static func insert(_ fields: CategoryFields) -> Query { CategoryQueries.insert(fields) }
-    static func replace(id: Int64, with fields: CategoryFields) -> Query { CategoryQueries.replace(id: id, with: fields) }
+    /// The query parameter that shows categories in a month: `YYYY-MM` or `current`.
+    static let monthParameter = "month"
+
+    static func insert(_ fields: CategoryFields, clock: CivilClock) -> Query { CategoryQueries.insert(fields) }
+    static func replace(id: Int64, with fields: CategoryFields, clock: CivilClock) -> Query { CategoryQueries.replace(id: id, with: fields) }
     static func update(id: Int64, with fields: CategoryFields) -> Query { CategoryQueries.update(id: id, with: fields) }
-    static func delete(id: Int64) -> Query { CategoryQueries.delete(id: id) }
+    static func seedInsert(_ record: SeedRecord<CategoryFields>, clock: CivilClock) -> Query { CategoryQueries.seedInsert(record) }
 
     /// `_embed=transactions` nests each category's transactions, as json-server's `_embed` does.
     private static func embedsTransactions(_ request: Request) throws -> Bool {

@@ -9,9 +9,11 @@ import Postgres
 struct CollectionRoutes: Sendable {
     /// Whether `PUT /db` may replace everything (`--allow-reset`, for client test suites).
     let allowReset: Bool
+    /// What today is, for `PUT /db`'s transactions without a `date`.
+    let clock: CivilClock
 
     func register(in router: inout Router<Database>) {
-        WholeDatabaseRoutes(allowReset: allowReset).register(in: &router)
+        WholeDatabaseRoutes(allowReset: allowReset, clock: clock).register(in: &router)
         router.get("/:name") { request, database in try await readCollection(request, database: database) }
         router.post("/:name") { request, database in try await create(request, database: database) }
         router.put("/:name") { request, database in try await writeSingular(request, database: database, isMerge: false) }

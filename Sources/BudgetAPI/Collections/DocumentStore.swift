@@ -9,7 +9,7 @@ struct DocumentStore {
 
     /// Every name that answers as a collection: the typed ones, then the generic ones in definition order.
     func allNames() throws -> [String] {
-        CollectionNames.typed + (try connection.query(DocumentQueries.names).map { try $0.decode(String.self, at: 0) })
+        TypedResources.names + (try connection.query(DocumentQueries.names).map { try $0.decode(String.self, at: 0) })
     }
 
     /// The collection's kind; a name no seed defined is a 404 listing the names that exist.

@@ -2,15 +2,12 @@ import Postgres
 
 /// Writes the whole database as a json-server db.json, the shape `Seeder` loads back unchanged (docs/configuration.md, export).
 ///
-/// The typed tables come first, as their API JSON without the computed `spent` and `remaining`; then every
-/// generic collection in the order it was defined, each record's body exactly as stored. Each table is read
-/// through a cursor and written a batch at a time, so an export of any size holds one batch in memory:
+/// The typed tables come first, in `TypedResources.all` order, as their API JSON without the derived members
+/// (a category's `spent` and `remaining`); then every generic collection in the order it was defined, each
+/// record's body exactly as stored. Each table is read through a cursor and written a batch at a time, so an export of any size holds one batch in memory:
 /// `GET /db` streams it (`Database.streamedAnswer`) and `budget-server export` writes each piece as it comes.
 /// Run it in one REPEATABLE READ transaction, for one consistent snapshot.
 public final class Exporter: ChunkSource, @unchecked Sendable {
-    /// Computed members of a category that a seed would ignore anyway.
-    static let computedCategoryMembers: Set<String> = ["spent", "remaining"]
-
     /// One member of the document: a table or collection's records, or a singular resource's object.
     private enum Section {
         case records(name: String, element: ListElement, rows: Query)
@@ -24,13 +21,9 @@ public final class Exporter: ChunkSource, @unchecked Sendable {
 
     /// The sections, in order; the collections come from `connection`, so call it in the export's transaction.
     public init(on connection: Connection) throws {
-        let categories = Categories.record.without(Self.computedCategoryMembers)
-        sections = [
-            .records(name: Categories.collection, element: .plain(categories),
-                     rows: "SELECT \(categories.columns) FROM \(Categories.listSource) ORDER BY \(Categories.defaultOrder)"),
-            .records(name: Transactions.collection, element: .plain(Transactions.record),
-                     rows: "SELECT \(Transactions.record.columns) FROM \(Transactions.listSource) ORDER BY \(Transactions.defaultOrder)"),
-        ]
+        sections = TypedResources.all.map { resource in
+            .records(name: resource.collection, element: .plain(resource.shape.exported), rows: resource.exportRows)
+        }
         for row in try connection.query(DocumentQueries.namesAndKinds) {
             let name = try row.decode(String.self, at: 0)
             switch CollectionKind(rawValue: try row.decode(String.self, at: 1)) {
@@ -78,19 +71,23 @@ public final class Exporter: ChunkSource, @unchecked Sendable {
 
 /// What a seed loaded, for the operator's confirmation line.
 public struct SeedSummary: Sendable, CustomStringConvertible {
-    public let categories: Int
-    public let transactions: Int
+    /// Each typed resource's name and record count, in `TypedResources.all` order.
+    public let typed: [(name: String, records: Int)]
     /// Each generic collection's name and record count (nil for a singular resource), in file order.
     public let collections: [(name: String, records: Int?)]
 
     init(_ plan: SeedPlan) {
-        categories = plan.categories.count
-        transactions = plan.transactions.count
+        typed = plan.typed.map { ($0.collection, $0.inserts.count) }
         collections = plan.collections.map { ($0.name, $0.kind == .plural ? $0.records.count : nil) }
     }
 
+    /// How many records a seed loaded into the typed resource `name` (0 for a name that is not one).
+    public func records(of name: String) -> Int {
+        typed.first { $0.name == name }?.records ?? 0
+    }
+
     public var description: String {
-        var parts = ["\(categories) categories", "\(transactions) transactions"]
+        var parts = typed.map { "\($0.records) \($0.name)" }
         parts += collections.map { name, records in records.map { "\(name): \($0) records" } ?? "\(name): singular" }
         return "seeded " + parts.joined(separator: ", ")
     }

@@ -3,16 +3,14 @@ import Postgres
 /// A db.json document checked and sorted into what goes where, before anything is written.
 ///
 /// Every top-level array is a collection and every top-level object a singular resource (docs/json-server.md);
-/// `categories` and `transactions` go through the typed validation instead. All issues are collected, so an
-/// author fixes the file in one pass.
+/// the typed resources' names (`TypedResources`) go through their typed validation instead. All issues are
+/// collected, so an author fixes the file in one pass.
 struct SeedPlan {
-    /// A typed record with the bookkeeping an export wrote, so that export → seed → export is unchanged.
-    struct TypedRecord<Fields: Sendable>: Sendable {
-        var fields: Fields
-        var createdAt: Timestamp?
-        var updatedAt: Timestamp?
-        var version: Int32?
-        var path: String
+    /// One typed resource's records, validated and turned into the statements that insert them.
+    struct TypedRecords {
+        var collection: String
+        /// Each record's insert and its place in the file, for the issue a constraint it breaks becomes.
+        var inserts: [(query: Query, path: String)] = []
     }
 
     struct Collection {
@@ -23,12 +21,13 @@ struct SeedPlan {
         var nextID: Int64
     }
 
-    private(set) var categories: [TypedRecord<CategoryFields>] = []
-    private(set) var transactions: [TypedRecord<TransactionFields>] = []
+    /// Every typed resource's records, in `TypedResources.all` order (owners before the records naming them).
+    private(set) var typed = TypedResources.names.map { TypedRecords(collection: $0) }
     private(set) var collections: [Collection] = []
     private var issues: [SeedError.Issue] = []
 
-    init(_ document: JSONValue) throws(SeedError) {
+    /// - Parameter clock: what today is, for a transaction without a `date`.
+    init(_ document: JSONValue, clock: CivilClock) throws(SeedError) {
         guard case .object(let members) = document else {
             throw .invalid([.init(path: SeedPath.root, message: "must be a JSON object of collections, not \(document.typeName)")])
         }
@@ -40,10 +39,8 @@ struct SeedPlan {
                 issue(path, "'\(name)' is reserved for the server's own routes (\(CollectionNames.reserved.sorted().joined(separator: ", ")))")
             } else if !CollectionNames.isWellFormed(name) {
                 issue(path, "a collection name is 1 to 100 letters, digits, '_' or '-'")
-            } else if name == Categories.collection {
-                categories = typedRecords(value, path: path) { try CategoryFields($0, mode: .complete) }
-            } else if name == Transactions.collection {
-                transactions = typedRecords(value, path: path) { try TransactionFields($0, mode: .complete) }
+            } else if let index = TypedResources.names.firstIndex(of: name) {
+                typed[index].inserts = typedRecords(TypedResources.all[index], value, path: path, clock: clock)
             } else if case .object(let body) = value {
                 collections.append(Collection(name: name, kind: .singular, records: [("", body)], nextID: 1))
             } else if case .array(let elements) = value {
@@ -95,17 +92,18 @@ struct SeedPlan {
         return Collection(name: name, kind: .plural, records: numbered, nextID: nextID)
     }
 
-    /// Records of a typed table, validated by the API's own rules, with their bookkeeping members.
-    private mutating func typedRecords<Fields: Sendable>(
+    /// Records of a typed table, validated by the API's own rules, kept with their bookkeeping members.
+    private mutating func typedRecords<Resource: TypedResource>(
+        _ resource: Resource.Type,
         _ value: JSONValue,
         path: String,
-        validate: (JSONObject) throws -> Fields
-    ) -> [TypedRecord<Fields>] {
+        clock: CivilClock
+    ) -> [(query: Query, path: String)] {
         guard case .array(let elements) = value else {
             issue(path, "must be an array of records, not \(value.typeName)")
             return []
         }
-        var records: [TypedRecord<Fields>] = []
+        var records: [(query: Query, path: String)] = []
         for (index, element) in elements.enumerated() {
             let recordPath = SeedPath.element(path, index)
             guard case .object(let members) = element else {
@@ -116,8 +114,9 @@ struct SeedPlan {
             let updatedAt = timestamp(members, "updatedAt", path: recordPath)
             let version = self.version(members, path: recordPath)
             do {
-                let fields = try validate(members)
-                records.append(TypedRecord(fields: fields, createdAt: createdAt, updatedAt: updatedAt, version: version, path: recordPath))
+                let fields = try Resource.fields(from: members, mode: .complete, fieldPrefix: "")
+                let record = SeedRecord(fields: fields, createdAt: createdAt, updatedAt: updatedAt, version: version)
+                records.append((Resource.seedInsert(record, clock: clock), recordPath))
             } catch APIError.invalidFields(let errors) {
                 for error in errors { issue(SeedPath.member(recordPath, error.field), error.message) }
             } catch {

@@ -13,22 +13,25 @@ public enum Seeder {
         try connection.query(SeedQueries.isEmpty)[0].decode(Bool.self, at: 0)
     }
 
-    /// Parses and loads a db.json file's bytes; a non-empty database is left alone unless `replacing`.
+    /// Parses and loads a db.json file's bytes; a non-empty database is left alone unless `replacing`. `clock`
+    /// says what today is for a transaction without a `date` (`--time-zone`).
     @discardableResult
-    public static func load(_ bytes: [UInt8], into connection: Connection, replacing: Bool = false) throws -> SeedSummary {
+    public static func load(
+        _ bytes: [UInt8], into connection: Connection, replacing: Bool = false, clock: CivilClock = CivilClock()
+    ) throws -> SeedSummary {
         let document: JSONValue
         do {
             document = try JSONParser.parse(bytes)
         } catch {
             throw SeedError.invalid([.init(path: SeedPath.root, message: "not valid JSON: \(error)")])
         }
-        return try load(document, into: connection, replacing: replacing)
+        return try load(document, into: connection, replacing: replacing, clock: clock)
     }
 
     /// Loads a parsed db.json document in one transaction (a savepoint when the caller has one open).
     @discardableResult
-    static func load(_ document: JSONValue, into connection: Connection, replacing: Bool) throws -> SeedSummary {
-        let plan = try SeedPlan(document)
+    static func load(_ document: JSONValue, into connection: Connection, replacing: Bool, clock: CivilClock) throws -> SeedSummary {
+        let plan = try SeedPlan(document, clock: clock)
         return try connection.transaction { connection in
             if replacing {
                 try connection.execute(script: SeedQueries.wipe)
@@ -41,9 +44,10 @@ public enum Seeder {
     }
 
     private static func write(_ plan: SeedPlan, on connection: Connection) throws {
-        // Categories before transactions, whatever the file's order: a transaction needs its category.
-        for record in plan.categories { try insert(SeedQueries.insert(record), at: record.path, on: connection) }
-        for record in plan.transactions { try insert(SeedQueries.insert(record), at: record.path, on: connection) }
+        // In `TypedResources.all` order, whatever the file's: a transaction needs its category.
+        for resource in plan.typed {
+            for record in resource.inserts { try insert(record.query, at: record.path, on: connection) }
+        }
         for collection in plan.collections {
             try connection.execute(DocumentQueries.define(collection.name, kind: collection.kind, nextID: collection.nextID))
             var start = 0

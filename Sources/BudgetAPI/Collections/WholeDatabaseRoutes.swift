@@ -4,6 +4,8 @@ import Postgres
 /// `GET /db` (the whole database as db.json) and `PUT /db` (replace everything, with `--allow-reset`).
 struct WholeDatabaseRoutes: Sendable {
     let allowReset: Bool
+    /// What today is, for a transaction the body gives no `date`.
+    let clock: CivilClock
 
     func register(in router: inout Router<Database>) {
         router.get(Self.path) { request, database in try await read(request, database: database) }
@@ -35,8 +37,8 @@ struct WholeDatabaseRoutes: Sendable {
         guard case .object = document else {
             throw APIError.malformedBody("the body must be a JSON object of collections, not \(document.typeName)")
         }
-        let exported = try await database.transaction { connection in
-            try Seeder.load(document, into: connection, replacing: true)
+        let exported = try await database.transaction { [clock] connection in
+            try Seeder.load(document, into: connection, replacing: true, clock: clock)
             return try Exporter.export(connection)
         }
         return .json(exported)

@@ -8,6 +8,8 @@ enum APIError: ProblemConvertible {
     case malformedBody(String)
     case malformedPath(String)
     case malformedQuery(String)
+    /// A query parameter (or path segment) that is malformed or out of range, by name.
+    case invalidParameter(String, String)
     /// Input that is well formed but that PostgreSQL cannot hold, wherever in the request it came from.
     case malformedInput(String)
     case unsupportedMediaType(received: String?, accepted: [String])
@@ -27,6 +29,8 @@ enum APIError: ProblemConvertible {
         switch self {
         case .malformedBody(let detail), .malformedPath(let detail), .malformedQuery(let detail), .malformedInput(let detail):
             return Problem(.badRequest, detail: detail)
+        case .invalidParameter(let name, let message):
+            return Problem(.badRequest, detail: "\(name) \(message)", errors: [.init(field: name, message: message)])
         case .unsupportedMediaType(let received, let accepted):
             let was = received.map { "was \($0)" } ?? "was missing"
             return Problem(

@@ -29,7 +29,8 @@ extension APIError {
         switch (error.sqlState, error.constraint) {
         case (SQLState.uniqueViolation, "categories_title_unique"):
             self = .conflict(field: "title", detail: "a category with this title already exists (titles are compared ignoring case)")
-        case (SQLState.uniqueViolation, "categories_pkey"), (SQLState.uniqueViolation, "transactions_pkey"):
+        case (SQLState.uniqueViolation, "categories_pkey"), (SQLState.uniqueViolation, "transactions_pkey"),
+             (SQLState.uniqueViolation, "budgets_pkey"):
             self = .conflict(field: "id", detail: "this id is already taken")
         case (SQLState.uniqueViolation, "documents_pkey"):
             self = .conflict(field: "id", detail: "this collection already has a record with this id")
@@ -39,7 +40,10 @@ extension APIError {
             // A client chose the largest id, and server-assigned ids only ever follow the largest one taken
             // (docs/api.md), so none is left to assign: the record can still be created under an id of its own.
             self = .conflict(field: "id", detail: "no id is left to assign after the largest one taken (9223372036854775807); send the record's id")
-        case (SQLState.foreignKeyViolation, "transactions_category_id_fkey"):
+        case (SQLState.uniqueViolation, "budgets_category_month_unique"):
+            self = .conflict(field: "month", detail: "this category already has a budget for this month")
+        case (SQLState.foreignKeyViolation, "transactions_category_id_fkey"),
+             (SQLState.foreignKeyViolation, "budgets_category_id_fkey"):
             self = .invalidFields([.init(field: "categoryId", message: "no category has this id")])
         case (SQLState.invalidRegularExpression, _):
             // An invalid `_like` (or `:like`) pattern is the client's mistake, a 400, not json-server's 500

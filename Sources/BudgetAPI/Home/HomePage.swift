@@ -1,7 +1,8 @@
 import Postgres
 
 /// What `GET /` shows (docs/json-server.md, Home page): every resource with its record count and link, a
-/// bar of each category's spending, and the server's own endpoints. `render()` is a pure function of it.
+/// bar of each category's spending this month, and the server's own endpoints. `render()` is a pure function
+/// of it.
 struct HomePage: Sendable {
     struct Resource: Sendable {
         enum Kind: Sendable { case typed, plural, singular }
@@ -11,29 +12,38 @@ struct HomePage: Sendable {
         var records: Int64
     }
 
-    /// A category's budget as `GET /categories/:id` answers it: `amount`, `spent` and `remaining`, exact.
+    /// A category's month as `GET /categories/:id?month=current` answers it: `budgeted`, `carried`, `spent`
+    /// and `remaining`, exact.
     struct Budget: Sendable {
         var id: Int64
         var title: String
-        var amount: Numeric
+        var budgeted: Numeric
+        var carried: Numeric
         var spent: Numeric
         var remaining: Numeric
 
-        /// How much of the budget is spent, in tenths of a percent from 0 to 1000, for the bar's width.
+        /// How much of what the month has (its budget and what it carried) is spent, in tenths of a percent
+        /// from 0 to 1000, for the bar's width.
         ///
-        /// Integer cents, never a float: refunds beyond spending draw an empty bar, spending over the budget
-        /// (or anything spent against a zero budget) a full one.
+        /// Integer cents, never a float: refunds beyond spending draw an empty bar, spending over what the
+        /// month has (or anything spent when it has nothing) a full one.
         var spentPermille: Int64 {
             guard let spent = spent.scaled(to: 2), spent > 0 else { return 0 }
-            guard let amount = amount.scaled(to: 2), spent < amount else { return 1000 }
-            // spent < amount ≤ numeric(14,2)'s maximum, so spent × 1000 stays far inside Int64.
-            return spent * 1000 / amount
+            guard let budgeted = budgeted.scaled(to: 2), let carried = carried.scaled(to: 2) else { return 1000 }
+            let available = budgeted + carried
+            guard spent < available else { return 1000 }
+            // spent < available, both far inside Int64 (numeric(14,2) sums over 120 months at most), so
+            // spent × 1000 stays inside it too.
+            return spent * 1000 / available
         }
 
         var isOverspent: Bool { remaining.text.hasPrefix("-") }
+        var hasCarry: Bool { carried.scaled(to: 2) != 0 }
     }
 
     var resources: [Resource] = []
+    /// The month the budgets show, `YYYY-MM`: the current one in the server's time zone.
+    var month = ""
     /// The first `HomeQueries.budgetLimit` categories by id.
     var budgets: [Budget] = []
 
@@ -100,7 +110,7 @@ struct HomePage: Sendable {
     }
 
     private func renderBudgets(into html: inout HTMLText) {
-        html.markup("<h2>Budgets</h2>\n")
+        html.markup("<h2>Budgets for \(Self.monthName(month))</h2>\n")
         guard !budgets.isEmpty else {
             html.markup("<p class=\"empty\">No categories yet.</p>\n")
             return
@@ -109,12 +119,14 @@ struct HomePage: Sendable {
         for budget in budgets {
             let permille = budget.spentPermille
             html.markup("<li class=\"\(budget.isOverspent ? "budget over" : "budget")\" data-id=\"\(budget.id)\"")
-            html.markup(" data-amount=\"\(budget.amount)\" data-spent=\"\(budget.spent)\" data-remaining=\"\(budget.remaining)\">")
+            html.markup(" data-budgeted=\"\(budget.budgeted)\" data-carried=\"\(budget.carried)\"")
+            html.markup(" data-spent=\"\(budget.spent)\" data-remaining=\"\(budget.remaining)\">")
             html.markup("<div class=\"line\"><a href=\"")
             html.href(Categories.collection, String(budget.id))
             html.markup("\">")
             html.text(budget.title)
-            html.markup("</a><span class=\"figures\">\(budget.spent) of \(budget.amount) spent, ")
+            html.markup("</a><span class=\"figures\">\(budget.spent) of \(budget.budgeted) spent, ")
+            if budget.hasCarry { html.markup("\(budget.carried) carried, ") }
             html.markup(budget.isOverspent ? "over by \(budget.remaining.text.dropFirst())" : "\(budget.remaining) left")
             html.markup("</span></div><div class=\"bar\"><span style=\"width:\(permille / 10).\(permille % 10)%\"></span></div></li>\n")
         }
@@ -125,6 +137,17 @@ struct HomePage: Sendable {
             html.markup("\">/categories</a> has them all.</p>\n")
         }
     }
+
+    /// `2026-11` as `November 2026`; anything else as it is.
+    static func monthName(_ month: String) -> String {
+        guard let parsed = Month(month) else { return month }
+        return "\(monthNames[parsed.month - 1]) \(parsed.year)"
+    }
+
+    private static let monthNames = [
+        "January", "February", "March", "April", "May", "June",
+        "July", "August", "September", "October", "November", "December",
+    ]
 
     /// Inline, so the page needs nothing but itself; it reads the same without it.
     private static let style = """

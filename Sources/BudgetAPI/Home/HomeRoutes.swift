@@ -7,9 +7,13 @@ import HTTPServer
 struct HomeRoutes: Sendable {
     static let contentType = "text/html; charset=utf-8"
 
+    /// Which month the budgets show: the current one.
+    let clock: CivilClock
+
     func register(in router: inout Router<Database>) {
+        let query = HomeQueries.page(clock: clock)
         router.get("/") { _, database in
-            let page = try HomeQueries.decode(try await database.query(HomeQueries.page))
+            let page = try HomeQueries.decode(try await database.query(query))
             return Response(status: .ok, headers: ["Content-Type": Self.contentType], body: page.render())
         }
     }

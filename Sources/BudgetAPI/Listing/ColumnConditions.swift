@@ -8,14 +8,19 @@ enum ColumnConditions {
         }
         switch op {
         case .like:
-            return "\(column)::text ~* \(raw)"
+            return "\(text(column, type)) ~* \(raw)"
         case .contains, .startsWith, .endsWith:
-            return "\(column)::text ILIKE \(LikePattern.make(raw, op: op))"
+            return "\(text(column, type)) ILIKE \(LikePattern.make(raw, op: op))"
         case .eq, .ne, .lt, .lte, .gt, .gte:
             let bound = try typedValue(raw, type: type, field: field)
             // SQL comparison of the column's own type: numbers and money numerically (exactly), dates by date.
             return "\(column) \(sqlOperator(op)) \(bound)::\(type.sqlName)"
         }
+    }
+
+    /// The column as the text clients see: a month as `YYYY-MM`, anything else as PostgreSQL writes it.
+    private static func text(_ column: Query, _ type: ColumnType) -> Query {
+        type == .month ? "to_char(\(column), 'YYYY-MM')" : "\(column)::text"
     }
 
     /// `q=` over a column: its text contains the search text, ignoring case.
@@ -53,6 +58,10 @@ enum ColumnConditions {
                 && raw.wholeMatch(of: /\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?(Z|[+-]\d{2}(:?\d{2})?)?)?/) != nil
         case .boolean:
             isValid = raw == "true" || raw == "false"
+        case .month:
+            // Compared as its first day, so `month_gte=2026-11` is a date comparison.
+            guard let month = Month(raw) else { isValid = false; break }
+            return month.firstDay
         }
         guard isValid else {
             throw APIError.malformedQuery("'\(raw)' is not \(description(of: type)), which the field \(field) holds")
@@ -68,6 +77,7 @@ enum ColumnConditions {
         case .date: "a date (YYYY-MM-DD)"
         case .timestamp: "an ISO 8601 date or date-time"
         case .boolean: "true or false"
+        case .month: "a month (YYYY-MM)"
         }
     }
 }

@@ -23,6 +23,8 @@ enum FieldReference: Sendable, Equatable {
 /// docs/json-server.md, the query language).
 enum ColumnType: Sendable, Equatable {
     case integer, money, text, date, timestamp, boolean
+    /// A `date` holding a month's first day, written and queried as `YYYY-MM`.
+    case month
 
     /// The SQL type the bound query text is cast to.
     var sqlName: Query {
@@ -33,6 +35,7 @@ enum ColumnType: Sendable, Equatable {
         case .date: "date"
         case .timestamp: "timestamptz"
         case .boolean: "boolean"
+        case .month: "date"
         }
     }
 }
@@ -68,18 +71,10 @@ struct DocumentCatalog: FieldCatalog {
 
 /// The catalog of a typed resource: an allow-list of fields, each one column of known type.
 struct ColumnCatalog: FieldCatalog {
-    /// One field a client may name, and the SQL it stands for.
-    struct Column: Sendable {
-        var name: String
-        var sql: Query
-        var type: ColumnType
-    }
-
     /// The record's name in messages, e.g. `transaction`.
     let recordName: String
-    let columns: [Column]
-    /// The fields `q=` searches, by name (the text-ish ones: titles, notes).
-    let searchable: [String]
+    /// The fields a client may name, each with the SQL it stands for (`RecordShape` builds this from its fields).
+    let columns: [RecordField]
 
     func field(_ path: [String]) throws -> FieldReference {
         let name = path.joined(separator: ".")
@@ -92,7 +87,7 @@ struct ColumnCatalog: FieldCatalog {
     }
 
     var searchableFields: [FieldReference] {
-        columns.filter { searchable.contains($0.name) }.map { .column(sql: $0.sql, type: $0.type) }
+        columns.filter(\.isSearchable).map { .column(sql: $0.sql, type: $0.type) }
     }
 
     /// Typed fields always exist, and an unknown one is a 400 from `field(_:)` instead of being ignored.

@@ -20,9 +20,11 @@ struct ListAnswer: Sendable {
     /// What the answer's content depends on besides the data: the parts of its weak tag (`ListValidator`).
     private let identity: [String]
 
-    /// - Parameter maxRows: `--max-rows`, the most records any list answers; nil for no cap.
-    init(request: Request, catalog: some FieldCatalog, maxRows: Int? = nil) throws {
-        query = try ListQuery.parse(request.query)
+    /// - Parameters:
+    ///   - maxRows: `--max-rows`, the most records any list answers; nil for no cap.
+    ///   - ignoring: query parameters that are not the query language's (a list source's own, such as `month`).
+    init(request: Request, catalog: some FieldCatalog, maxRows: Int? = nil, ignoring: Set<String> = []) throws {
+        query = try ListQuery.parse(ignoring.isEmpty ? request.query : request.query.filter { !ignoring.contains($0.name) })
         plan = try ListPlan(query, catalog: catalog, maxRows: maxRows)
         url = PageURL(request)
         condition = try request.entityTagCondition("If-None-Match")
@@ -36,6 +38,11 @@ struct ListAnswer: Sendable {
         plan.selectRows(
             columns: record.columns, from: target.source, scope: target.scope, tieBreak: target.tieBreak,
             ownerExists: target.owner?.exists ?? "TRUE", limit: Self.probeRows + 1, version: wantsVersion ? ChangeFeedQueries.dataVersion : nil)
+    }
+
+    /// A typed list: the query language over the source's members, without the parameters the source took.
+    init(request: Request, source: ListSource, maxRows: Int? = nil) throws {
+        try self.init(request: request, catalog: source.shape.catalog, maxRows: maxRows, ignoring: source.parameters)
     }
 
     /// Whether the request's `If-None-Match` names a tag at all: only then is the data version worth reading
@@ -120,7 +127,7 @@ struct ListAnswer: Sendable {
 struct ListTarget: Sendable {
     /// What the list answers per record.
     var element: ListElement
-    /// The FROM list, e.g. `documents d` (program text only).
+    /// The FROM list, e.g. `documents d`; bound values welcome.
     var source: Query
     /// Which rows belong to the list at all, e.g. `d.collection = \(name)`; bound values welcome.
     var scope: Query = "TRUE"
@@ -201,5 +208,10 @@ extension Database {
             return response
         }
         return try await streamedAnswer { connection in try answer.start(target, on: connection) }
+    }
+
+    /// Answers a typed list of `source`'s records within `scope` (see the other `list`).
+    func list(_ answer: ListAnswer, from source: ListSource, scope: Query = "TRUE", owner: ListOwner? = nil) async throws -> Response {
+        try await list(answer, ListTarget(element: source.element, source: source.from, scope: scope, tieBreak: source.tieBreak, owner: owner))
     }
 }

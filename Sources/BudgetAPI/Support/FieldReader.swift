@@ -78,6 +78,16 @@ struct FieldReader {
         return money
     }
 
+    /// A JSON boolean.
+    mutating func bool(_ name: String) -> Bool? {
+        guard let value = members[name] else { return nil }
+        guard case .bool(let flag) = value else {
+            fail(name, "must be true or false, not \(value.typeName)")
+            return nil
+        }
+        return flag
+    }
+
     /// A positive 64-bit integer id given as a JSON number (or its decimal string form).
     mutating func id(_ name: String) -> Int64? {
         guard let value = members[name] else { return nil }
@@ -98,5 +108,15 @@ struct FieldReader {
             return nil
         }
         return text
+    }
+
+    /// A month written `YYYY-MM`.
+    mutating func month(_ name: String) -> Month? {
+        guard let value = members[name] else { return nil }
+        guard case .string(let text) = value, let month = Month(text) else {
+            fail(name, "must be a month written YYYY-MM (01 to 12)")
+            return nil
+        }
+        return month
     }
 }

@@ -4,6 +4,9 @@ import Postgres
 /// The REST routes of one typed resource (docs/api.md): list, create (one or all-or-nothing many), read,
 /// replace-or-create, merge, delete.
 struct RecordRoutes<Resource: TypedResource>: Sendable {
+    /// What today and this month are, for defaults and `month=current`.
+    let clock: CivilClock
+
     func register(in router: inout Router<Database>) {
         let collection = "/\(Resource.collection)"
         let record = "\(collection)/:id"
@@ -21,14 +24,13 @@ struct RecordRoutes<Resource: TypedResource>: Sendable {
 
     /// The records the query language picks (docs/json-server.md), in id order unless `_sort` says otherwise.
     func list(_ request: Request, database: Database) async throws -> Response {
-        let answer = try ListAnswer(request: request, catalog: Resource.catalog, maxRows: database.streams.maxRows)
-        let target = ListTarget(element: try Resource.listElement(for: request), source: Resource.listSource, tieBreak: Resource.defaultOrder)
-        return try await database.list(answer, target)
+        let source = try Resource.listSource(for: request, clock: clock)
+        return try await database.list(try ListAnswer(request: request, source: source, maxRows: database.streams.maxRows), from: source)
     }
 
     func find(_ request: Request, database: Database) async throws -> Response {
         let id = try recordID(request)
-        guard let record = try await database.snapshotJSON(try Resource.find(id: id, for: request)) else {
+        guard let record = try await database.snapshotJSON(try Resource.find(id: id, for: request, clock: clock)) else {
             throw APIError.notFound(resource: Resource.recordName, id: id)
         }
         return .json(record)
@@ -52,14 +54,14 @@ struct RecordRoutes<Resource: TypedResource>: Sendable {
         }
         guard invalid.isEmpty else { throw APIError.invalidFields(invalid) }
         guard isArray else {
-            guard let record = try await database.write(Resource.insert(allFields[0]), rendering: Resource.record) else {
+            guard let record = try await database.write(Resource.insert(allFields[0], clock: clock), rendering: Resource.shape.record) else {
                 preconditionFailure("INSERT … RETURNING answered no row")
             }
-            return created(record)
+            return Self.created(record)
         }
-        let records = try await database.transaction { [allFields] connection in
+        let records = try await database.transaction { [allFields, clock] connection in
             try allFields.map { fields in
-                guard let record = try connection.write(Resource.insert(fields), rendering: Resource.record) else {
+                guard let record = try connection.write(Resource.insert(fields, clock: clock), rendering: Resource.shape.record) else {
                     preconditionFailure("INSERT … RETURNING answered no row")
                 }
                 return record
@@ -73,10 +75,10 @@ struct RecordRoutes<Resource: TypedResource>: Sendable {
         let id = try recordID(request)
         let fields = try Resource.fields(from: try RequestBody.object(request), mode: .complete, fieldPrefix: "")
         try checkBodyID(Resource.id(of: fields), matches: id)
-        guard let record = try await database.write(Resource.replace(id: id, with: fields), rendering: Resource.record) else {
+        guard let record = try await database.write(Resource.replace(id: id, with: fields, clock: clock), rendering: Resource.shape.record) else {
             preconditionFailure("INSERT … ON CONFLICT … RETURNING answered no row")
         }
-        return record.isCreated ? created(record) : .json(record.json)
+        return record.isCreated ? Self.created(record) : .json(record.json)
     }
 
     /// PATCH: a shallow merge of the fields given (application/json or RFC 7396 merge-patch).
@@ -85,7 +87,7 @@ struct RecordRoutes<Resource: TypedResource>: Sendable {
         let members = try RequestBody.object(request, accepting: [RequestBody.json, RequestBody.mergePatch])
         let fields = try Resource.fields(from: members, mode: .partial, fieldPrefix: "")
         try checkBodyID(Resource.id(of: fields), matches: id)
-        guard let record = try await database.write(Resource.update(id: id, with: fields), rendering: Resource.record) else {
+        guard let record = try await database.write(Resource.update(id: id, with: fields), rendering: Resource.shape.record) else {
             throw APIError.notFound(resource: Resource.recordName, id: id)
         }
         return .json(record.json)
@@ -94,13 +96,14 @@ struct RecordRoutes<Resource: TypedResource>: Sendable {
     /// DELETE: answers the record as it was (json-server 0.17 answers 200 with it).
     func delete(_ request: Request, database: Database) async throws -> Response {
         let id = try recordID(request)
-        guard let record = try await database.write(Resource.delete(id: id), rendering: Resource.record) else {
+        guard let record = try await database.write(Resource.delete(id: id), rendering: Resource.shape.record) else {
             throw APIError.notFound(resource: Resource.recordName, id: id)
         }
         return .json(record.json)
     }
 
-    func created(_ record: WrittenRecord) -> Response {
+    /// A `201` for a record a write created, with `Location` pointing at it.
+    static func created(_ record: WrittenRecord) -> Response {
         var response = Response.json(record.json, status: .created)
         response.headers.replaceOrAdd("Location", "/\(Resource.collection)/\(record.id)")
         return response

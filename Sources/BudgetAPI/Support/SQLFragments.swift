@@ -21,9 +21,6 @@ enum SQLFragments {
     static func jsonArray(of element: Query, orderBy: Query) -> Query {
         "coalesce('[' || string_agg((\(element))::text, ',' ORDER BY \(orderBy)) || ']', '[]')"
     }
-
-    /// Today's date in UTC, the default for a transaction's `date` (docs/api.md).
-    static let todayUTC: Query = "(now() AT TIME ZONE 'UTC')::date"
 }
 
 extension Money: PostgresEncodable {

@@ -1,37 +1,146 @@
 import HTTPServer
 import Postgres
 
-/// A relational resource served over the REST conventions of docs/api.md: the SQL and validation that differ
-/// between categories and transactions, so that `RecordRoutes` can hold the HTTP logic once.
+/// A relational resource served over the REST conventions of docs/api.md, declared once: its members, its
+/// SQL and its validation, so that `RecordRoutes` holds the HTTP logic once and everything that lists the
+/// typed resources (the change feed, the home page, seed, export, reserved names) iterates over
+/// `TypedResources.all` instead of naming them (docs/architecture.md, Adding a typed resource).
 protocol TypedResource: Sendable {
     associatedtype Fields: Sendable
 
-    /// The collection's path segment, e.g. `categories`.
+    /// The collection's path segment and its table's name, e.g. `categories`: the change log names a typed
+    /// record's collection after its table (the capture triggers of migrations/0013).
     static var collection: String { get }
     /// The record's name in messages, e.g. `category`.
     static var recordName: String { get }
+    /// The record's members in their JSON order, each declared once.
+    static var shape: RecordShape { get }
+    /// The alias the members' SQL gives the resource's own row, e.g. `t`; a write's CTE has the same name.
+    static var alias: String { get }
+    /// What the derived members join to a row `alias` (a category's balance); empty by default.
+    static var joins: Query { get }
 
     /// Validates a body object; `fieldPrefix` names the record within an array body.
     static func fields(from members: JSONObject, mode: WriteMode, fieldPrefix: String) throws -> Fields
     static func id(of fields: Fields) -> Int64?
 
-    /// The fields lists may filter and sort on, over the aliases of `listSource`.
-    static var catalog: ColumnCatalog { get }
-    /// The FROM list that `listElement` and `catalog` refer to, e.g. `transactions t`.
-    static var listSource: Query { get }
-    /// The default order of lists, which also breaks ties of `_sort`, e.g. `t.id`.
-    static var defaultOrder: Query { get }
-    /// One record as plain columns over `listSource` and the aliases of write answers, rendered in Swift.
-    static var record: PlainRecord { get }
-    /// What a list answers per record: `record`, or JSON rendered in SQL when `_embed`/`_expand` asks for more.
-    static func listElement(for request: Request) throws -> ListElement
-    /// Reads one record the way `listElement` lists it.
-    static func find(id: Int64, for request: Request) throws -> RecordRead
-    /// Write queries answer one row (id, created, `record` columns) or none when the record does not exist.
-    static func insert(_ fields: Fields) -> Query
-    static func replace(id: Int64, with fields: Fields) -> Query
+    /// What a list answers for `request`: by default `shape`'s record over `source`. `clock` says what
+    /// today and this month are.
+    static func listSource(for request: Request, clock: CivilClock) throws -> ListSource
+    /// Reads one record the way `listSource` lists it.
+    static func find(id: Int64, for request: Request, clock: CivilClock) throws -> RecordRead
+    /// Write queries answer one row (id, created, `record` columns) or none when the record does not exist;
+    /// `clock` gives defaults such as today's date.
+    static func insert(_ fields: Fields, clock: CivilClock) -> Query
+    static func replace(id: Int64, with fields: Fields, clock: CivilClock) -> Query
     static func update(id: Int64, with fields: Fields) -> Query
     static func delete(id: Int64) -> Query
+    /// A seed's record under its id (or the next server id), with the times and version an export wrote.
+    static func seedInsert(_ record: SeedRecord<Fields>, clock: CivilClock) -> Query
+
+    /// Mounts the resource's routes: by default `RecordRoutes`, the collection and its records.
+    static func register(in router: inout Router<Database>, clock: CivilClock)
+}
+
+extension TypedResource {
+    static var joins: Query { "" }
+
+    /// The table under its alias, e.g. `transactions t`: the stored and kept members read from it alone.
+    static var table: Query { "\(unsafeSQL: collection) \(unsafeSQL: alias)" }
+
+    /// What every member of `shape` reads from: `table` with `joins`.
+    static var source: Query { joining(table) }
+
+    /// The id column, which is also the default order of lists, e.g. `t.id`.
+    static var idColumn: Query { "\(unsafeSQL: alias).id" }
+
+    /// What a write statement answers after the id and whether it created: the `record` columns of the row
+    /// it wrote, which its CTE named `alias` holds (see `WrittenRecord`).
+    static var writtenRecord: Query { "\(shape.record.columns) FROM \(joining(Query(unsafeSQL: alias)))" }
+
+    /// `row` followed by `joins`, when there are any.
+    private static func joining(_ row: Query) -> Query {
+        joins.sql.isEmpty ? row : "\(row) \(joins)"
+    }
+
+    /// PATCH: bumps `version` and `updated_at` and sets `assignments` on the record with this id; no row
+    /// when there is none.
+    static func updateStatement(id: Int64, setting assignments: [Query]) -> Query {
+        let set = Query.joined(["version = version + 1, updated_at = now()"] + assignments, separator: ", ")
+        return """
+            WITH \(unsafeSQL: alias) AS (UPDATE \(unsafeSQL: collection) SET \(set) WHERE id = \(id) RETURNING *)
+            SELECT \(unsafeSQL: alias).id, false, \(writtenRecord)
+            """
+    }
+
+    /// DELETE: removes the records `condition` picks (over the table's own columns), answering what each was.
+    /// The CTE's snapshot predates the delete, so a category's `spent` still counts the transactions its
+    /// foreign keys' cascade removes with it (and its budgets; each leaves a tombstone in the change feed).
+    static func deleteStatement(where condition: Query) -> Query {
+        """
+        WITH \(unsafeSQL: alias) AS (DELETE FROM \(unsafeSQL: collection) WHERE \(condition) RETURNING *)
+        SELECT \(unsafeSQL: alias).id, false, \(writtenRecord)
+        """
+    }
+
+    static func delete(id: Int64) -> Query { deleteStatement(where: "id = \(id)") }
+
+    static var plainSource: ListSource {
+        ListSource(from: source, shape: shape, element: .plain(shape.record), tieBreak: idColumn)
+    }
+
+    static func listSource(for request: Request, clock: CivilClock) throws -> ListSource { plainSource }
+
+    /// The record's `shape` columns; no row when there is no such record.
+    static func find(id: Int64) -> Query {
+        "SELECT \(shape.record.columns) FROM \(source) WHERE \(idColumn) = \(id)"
+    }
+
+    static func find(id: Int64, for request: Request, clock: CivilClock) throws -> RecordRead {
+        .plain(find(id: id), shape.record)
+    }
+
+    /// Every record's exported members (`shape.exported`'s columns) in id order, what `export` writes.
+    static var exportRows: Query { "SELECT \(shape.exported.columns) FROM \(table) ORDER BY \(idColumn)" }
+
+    static func register(in router: inout Router<Database>, clock: CivilClock) {
+        RecordRoutes<Self>(clock: clock).register(in: &router)
+    }
+}
+
+/// Every typed resource, registered once: routes, the change feed, the home page's counts, seed, export
+/// and the names a generic collection may not take all iterate over this list.
+///
+/// The order matters: a seed loads the resources in it (an owner before the records that point at it), a
+/// wipe deletes them in reverse, and export, the feed's columns and the home page follow it.
+enum TypedResources {
+    static let all: [any TypedResource.Type] = [Categories.self, Transactions.self, Budgets.self]
+
+    /// The collection names, in order.
+    static let names: [String] = all.map { $0.collection }
+}
+
+/// What a list reads, built per request: where its rows come from, the members each row has, and the order
+/// that breaks ties of `_sort`.
+struct ListSource: Sendable {
+    /// The FROM list the members' SQL refers to, e.g. `transactions t`; bound values welcome.
+    var from: Query
+    /// The members, for the query language's filters and for plain rendering.
+    var shape: RecordShape
+    /// What the list answers per record: `shape`'s plain record, or JSON rendered in SQL.
+    var element: ListElement
+    /// The default order of lists, e.g. `t.id`.
+    var tieBreak: Query
+    /// Query parameters the source took for itself, which the query language therefore does not see.
+    var parameters: Set<String> = []
+}
+
+/// A typed record of a seed file, with the bookkeeping an export wrote, so that export → seed → export is unchanged.
+struct SeedRecord<Fields: Sendable>: Sendable {
+    var fields: Fields
+    var createdAt: Timestamp?
+    var updatedAt: Timestamp?
+    var version: Int32?
 }
 
 /// How much of a record a write body must carry.

@@ -49,8 +49,8 @@ struct ChangeFeed: Sendable {
 
     /// A record's GET carries none of the list-only headers a tag also covers (X-Total-Count).
     private static let recordHeaderValues = BudgetApp.representationHeaders.map { _ in [String]() }
-    private static let categories = Array("categories".utf8)
-    private static let transactions = Array("transactions".utf8)
+    /// Each typed resource's collection name and record, in `TypedResources.all` order (the page's columns).
+    private static let typed = TypedResources.all.map { (name: Array($0.collection.utf8), record: $0.shape.record) }
     private static let upsert = Array("upsert".utf8)
 
     /// Change row `row` as `{"seq":…,"collection":…,"id":…,"op":…,"version":…,"etag":…,"data":…}`, a
@@ -80,10 +80,8 @@ struct ChangeFeed: Sendable {
             return change
         }
         let data: [UInt8]
-        if collection == categories, row.withBytes(at: Column.category, { $0 != nil }) {
-            data = CategoryQueries.record.json(row, from: Column.category)
-        } else if collection == transactions, row.withBytes(at: Column.transaction, { $0 != nil }) {
-            data = TransactionQueries.record.json(row, from: Column.transaction)
+        if let index = typed.firstIndex(where: { $0.name == collection }), row.withBytes(at: Column.typed[index], { $0 != nil }) {
+            data = typed[index].record.json(row, from: Column.typed[index])
         } else {
             data = row.bytes(at: Column.document) ?? Array("null".utf8)
         }

@@ -6,8 +6,8 @@ enum ChangeFeedQueries {
     /// known, then up to `limit + 1` changes after `since`, each with its record as plain columns.
     ///
     /// Columns (`Column`): purged_seq, position, is_known; then per change (all NULL when there is none)
-    /// seq, collection, id (JSON text), op, version; the category's `CategoryQueries.record` columns, the
-    /// transaction's `TransactionQueries.record` columns, the document's body. Only an upsert's own kind
+    /// seq, collection, id (JSON text), op, version; each typed resource's record columns and its row's
+    /// version, in `TypedResources.all` order; the document's body and version. Only an upsert's own kind
     /// is looked up, and PostgreSQL renders no JSON: `ChangeFeed` writes each change, its record byte for
     /// byte as the record's own GET does. The extra row tells the caller whether there is more without a
     /// second count query.
@@ -23,13 +23,16 @@ enum ChangeFeedQueries {
         if let collection {
             filter = " AND l.collection = \(collection)"
             // A collection that existed once keeps its tombstones in the log after PUT /db removed it. The typed
-            // tables log under their table names (record_change in migrations/0009).
+            // tables log under their table names (the capture triggers of migrations/0013).
             known = """
-                (\(collection) IN ('categories', 'transactions') \
+                (\(collection) = ANY (\(TypedResources.names)::text[]) \
                 OR EXISTS (SELECT 1 FROM collections WHERE name = \(collection)) \
                 OR EXISTS (SELECT 1 FROM change_log WHERE collection = \(collection)))
                 """
         }
+        let typedRows = Query.joined(typedLookups.indices.map { "typed_\(unsafeSQL: String($0)).*" }, separator: ", ")
+        let rowVersions = Query.joined(
+            typedLookups.indices.map { "typed_\(unsafeSQL: String($0)).row_version" } + ["document_row.row_version"], separator: ", ")
         return """
             WITH state AS (
                 SELECT s.purged_seq, s.last_seq AS position,
@@ -44,16 +47,12 @@ enum ChangeFeedQueries {
                 LIMIT \(Int64(limit) + 1))
             SELECT state.purged_seq, state.position, state.is_known,
                    page.seq, page.collection, page.record_id::text, page.op,
-                   CASE WHEN page.op = 'delete' THEN page.version
-                        ELSE coalesce(category_row.row_version, transaction_row.row_version, document_row.row_version) END,
-                   category_row.*, transaction_row.*, document_row.body
+                   CASE WHEN page.op = 'delete' THEN page.version ELSE coalesce(\(rowVersions)) END,
+                   \(typedRows), document_row.body
             FROM state LEFT JOIN page ON true
-            LEFT JOIN LATERAL (SELECT \(CategoryQueries.record.columns), c.version AS row_version \
-                FROM \(CategoryQueries.source) WHERE c.id = \(categoryKey) OFFSET 0) category_row ON true
-            LEFT JOIN LATERAL (SELECT \(TransactionQueries.record.columns), t.version AS row_version \
-                FROM transactions t WHERE t.id = \(transactionKey) OFFSET 0) transaction_row ON true
+            \(Query.joined(typedLookups, separator: "\n"))
             LEFT JOIN LATERAL (SELECT d.body::text AS body, d.version AS row_version FROM documents d \
-                WHERE page.op <> 'delete' AND page.collection NOT IN ('categories', 'transactions') \
+                WHERE page.op <> 'delete' AND page.collection <> ALL (\(TypedResources.names)::text[]) \
                 AND d.collection = page.collection AND d.id = page.record_key OFFSET 0) document_row ON true
             ORDER BY page.seq
             """
@@ -63,22 +62,29 @@ enum ChangeFeedQueries {
     // a hash join that sums every category's transactions and reads every transaction, for each page. The
     // state CTE's `LIMIT 1` tells the planner it is one row; unanalysed, it guessed 1810 and multiplied.
 
+    /// Per typed resource, in `TypedResources.all` order, the lateral join `typed_N` that reads an upsert's
+    /// record as its own GET does, and its row's version. The key is a CASE so that a document's text key
+    /// is never cast to bigint: PostgreSQL may evaluate an AND's sides in any order.
+    private static let typedLookups: [Query] = TypedResources.all.enumerated().map { index, resource in
+        """
+        LEFT JOIN LATERAL (SELECT \(resource.shape.record.columns), \(resource.shape.version) AS row_version \
+            FROM \(resource.source) \
+            WHERE \(resource.idColumn) = CASE WHEN page.collection = \(resource.collection) AND page.op <> 'delete' \
+            THEN page.record_key::bigint END OFFSET 0) typed_\(unsafeSQL: String(index)) ON true
+        """
+    }
+
     /// The columns of `page`'s answer, by position.
     enum Column {
         static let purgedSeq = 0, position = 1, isKnown = 2
         static let seq = 3, collection = 4, id = 5, op = 6, version = 7
-        static let category = 8
-        /// Each typed lookup ends with its record's version, which `version` already reports.
-        static let transaction = category + CategoryQueries.record.columnCount + 1
-        static let document = transaction + TransactionQueries.record.columnCount + 1
+        /// Where each typed resource's record columns start, in `TypedResources.all` order. Each lookup ends
+        /// with its row's version, which `version` already reports.
+        static let typed: [Int] = TypedResources.all.reduce(into: [8]) { starts, resource in
+            starts.append(starts[starts.count - 1] + resource.shape.record.columnCount + 1)
+        }.dropLast()
+        static let document = 8 + TypedResources.all.reduce(0) { $0 + $1.shape.record.columnCount + 1 }
     }
-
-    /// An upsert's key as its typed table keys it, NULL for any other change. Written as a CASE so that a
-    /// document's text key is never cast to bigint: PostgreSQL may evaluate an AND's sides in any order.
-    private static let categoryKey: Query =
-        "CASE WHEN page.collection = 'categories' AND page.op <> 'delete' THEN page.record_key::bigint END"
-    private static let transactionKey: Query =
-        "CASE WHEN page.collection = 'transactions' AND page.op <> 'delete' THEN page.record_key::bigint END"
 
     /// The feed position as a scalar subquery, for the statements that read data with their `X-Sync-Seq`.
     ///

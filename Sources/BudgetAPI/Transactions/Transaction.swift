@@ -6,14 +6,14 @@ struct TransactionFields: Sendable {
     var categoryID: Int64?
     var title: String?
     var amount: Money?
-    /// `YYYY-MM-DD`; absent means today (UTC) on create and replace.
+    /// `YYYY-MM-DD`; absent means today in the server's time zone on create and replace.
     var date: String?
     /// Absent (`.none`), cleared (`.some(nil)`) or set.
     var note: String??
 
-    static let known: Set<String> = ["id", "categoryId", "title", "amount", "date", "note"]
-    /// Server-kept fields that clients may send back; writes ignore them.
-    static let readOnly: Set<String> = ["createdAt", "updatedAt", "version", "category"]
+    static let known = TransactionRecord.shape.writableNames
+    /// Server-kept fields that clients may send back, and `_expand`'s; writes ignore them.
+    static let readOnly = TransactionRecord.shape.readOnlyNames.union(["category"])
 
     /// Validates one JSON object, reporting every invalid field at once (422).
     ///
@@ -44,4 +44,22 @@ struct TransactionFields: Sendable {
         }
         guard reader.errors.isEmpty else { throw APIError.invalidFields(reader.errors) }
     }
+}
+
+/// The members of a transaction, declared once (see `RecordShape`).
+enum TransactionRecord {
+    /// A transaction row `t`, each member declared once, in the JSON's order (README, "A walk through with curl").
+    static let shape = RecordShape(recordName: "transaction", fields: [
+        RecordField("id", "t.id", .integer, .stored),
+        RecordField("categoryId", "t.category_id", .integer, .stored),
+        RecordField("title", "t.title", .text, .stored, isSearchable: true),
+        // json-server's q looks in strings and numbers; amounts are searchable as their text, e.g. q=12.50.
+        RecordField("amount", "t.amount", .money, .stored, isSearchable: true),
+        RecordField("date", "t.date", .date, .stored),
+        RecordField("note", "t.note", .text, .stored, isSearchable: true),
+        RecordField("createdAt", "t.created_at", .timestamp, .kept),
+        RecordField("updatedAt", "t.updated_at", .timestamp, .kept),
+        RecordField("version", "t.version", .integer, .kept),
+    ])
+
 }

@@ -38,14 +38,14 @@ import APITestSupport
 
     // MARK: GET /db
 
-    /// json-server answers its database as loaded. Ours also lists the typed `categories` and `transactions`
-    /// (always there), and the records seeded without an id have one.
+    /// json-server answers its database as loaded. Ours also lists the typed `categories`, `transactions` and
+    /// `budgets` (always there), and the records seeded without an id have one.
     @Test func dbAnswersTheWholeDatabase() async throws {
         let response = try await get("/db")
         #expect(response.status == 200)
         #expect(response.header("Content-Type")?.contains("json") == true)
         let expected = """
-            {"categories":[],"transactions":[],"posts":\(F.array(F.posts)),"tags":\(F.array(F.tags)),\
+            {"categories":[],"transactions":[],"budgets":[],"posts":\(F.array(F.posts)),"tags":\(F.array(F.tags)),\
             "users":\(F.array(F.users)),"comments":\(F.array(F.comments)),"buyers":\(F.array(F.buyers)),\
             "refs":\(F.array(F.refs)),"stringIds":\(F.array(F.stringIds)),"deep":\(F.array(F.deep)),\
             "nested":\(F.array(F.nested)),"list":\(F.array(F.list))}

@@ -1,0 +1,68 @@
+import JSONText
+import Postgres
+
+// Rendering a `PlainRecord` from a result's rows, apart from its declaration so that code which only
+// declares records (the fuzz targets' build, fuzz/run) needs none of the result types.
+extension PlainRecord {
+    /// The record in `row`'s columns `column…`, as one JSON object.
+    func json(_ row: Row, from column: Int) -> [UInt8] {
+        var output: [UInt8] = []
+        output.reserveCapacity(typicalSize)
+        append(row, from: column, to: &output)
+        return output
+    }
+
+    /// The records of `result`'s rows as one JSON array, skipping a row whose first member column is NULL:
+    /// what an empty page, left joined to the list's header columns, answers.
+    func jsonArray(_ result: QueryResult, from column: Int) -> [UInt8] {
+        var output: [UInt8] = [UInt8(ascii: "[")]
+        output.reserveCapacity(result.count * typicalSize + 2)
+        for row in result where row.withBytes(at: column, { $0 != nil }) {
+            if output.count > 1 { output.append(UInt8(ascii: ",")) }
+            append(row, from: column, to: &output)
+        }
+        output.append(UInt8(ascii: "]"))
+        return output
+    }
+
+    /// Appends the record in `row`'s columns `column…` to `output`, as one JSON object.
+    func append(_ row: Row, from column: Int, to output: inout [UInt8]) {
+        for (index, kind) in kinds.enumerated() {
+            output += prefixes[index]
+            row.withBytes(at: column + index) { text in
+                guard let text else { return output += Self.null }
+                switch kind {
+                case .number: output.append(contentsOf: text)
+                case .string: JSONQuoting.append(utf8: text, to: &output)
+                case .date:
+                    output.append(UInt8(ascii: "\""))
+                    output.append(contentsOf: text)
+                    output.append(UInt8(ascii: "\""))
+                case .month:
+                    // The day is the text's last three bytes (`-01`); the year may have more than four digits.
+                    output.append(UInt8(ascii: "\""))
+                    output.append(contentsOf: text.dropLast(3))
+                    output.append(UInt8(ascii: "\""))
+                case .timestamp: Self.appendTimestamp(text, to: &output)
+                case .boolean: output += text.first == UInt8(ascii: "t") ? Self.true : Self.false
+                }
+            }
+        }
+        output.append(UInt8(ascii: "}"))
+    }
+
+    /// `2026-11-21 08:00:00.1239+00` → `"2026-11-21T08:00:00Z"`: the date, the time to the second, and the
+    /// fraction (if any) cut off, so that every default ISO 8601 decoder reads it.
+    ///
+    /// `infinity` has no date and time, and `to_char` answers NULL for it: so does this.
+    private static func appendTimestamp(_ text: UnsafeRawBufferPointer, to output: inout [UInt8]) {
+        // The year may have more than four digits, so the date ends at the space, not at a fixed offset.
+        guard let space = text.firstIndex(of: UInt8(ascii: " ")), space + 9 <= text.count else { return output += null }
+        output.append(UInt8(ascii: "\""))
+        output.append(contentsOf: text[..<space])
+        output.append(UInt8(ascii: "T"))
+        output.append(contentsOf: text[(space + 1)..<(space + 9)])
+        output.append(UInt8(ascii: "Z"))
+        output.append(UInt8(ascii: "\""))
+    }
+}

@@ -1,0 +1,5 @@
+-- GET /months/current: MonthQueries.month, every category's figures this month with the totals beside
+-- them and the feed position, one statement as the server prepares it (bench/run asks for the same
+-- month by name, which binds it as a date instead of computing it).
+-- Generated from the routes' own queries: BenchSQLTests fails when this file and the route differ.
+SELECT m.month, coalesce(r.total_budgeted, 0.00), coalesce(r.total_spent, 0.00), coalesce(r.total_carried, 0.00), coalesce(r.total_remaining, 0.00), (SELECT last_seq FROM change_feed_state), r.* FROM (SELECT date_trunc('month', now() AT TIME ZONE 'UTC')::date AS month) m LEFT JOIN LATERAL ( SELECT sum(f.budgeted) OVER () AS total_budgeted, sum(f.spent) OVER () AS total_spent, sum(f.carried) OVER () AS total_carried, sum(f.remaining) OVER () AS total_remaining, c.id AS sort_id, c.id, c.title, c.amount, c.rollover, f.month, f.budgeted, f.carried, f.spent, f.remaining, c.created_at, c.updated_at, c.version FROM categories c CROSS JOIN LATERAL category_months(c.id, c.amount, c.rollover, c.created_at, m.month, 1) f ) r ON true ORDER BY r.sort_id;
