@@ -45,7 +45,7 @@ public struct ClusterPlacement: Equatable, Sendable {
         let runner = CommandRunner()
         let asked = requested.standardizedFileURL.resolvingSymlinksInPath()
         let blocked = runner.runsAsPostgresUser ? try firstFolderPostgresCannotEnter(above: asked.path, runner: runner) : nil
-        let home = getpwnam("postgres").flatMap { String(cString: $0.pointee.pw_dir) }
+        let home = CommandRunner.postgresHome()
         let hasHome = home.map { FileManager.default.fileExists(atPath: $0) } ?? false
         let holdsFiles = !((try? FileManager.default.contentsOfDirectory(atPath: asked.path)) ?? []).isEmpty
         switch decide(runsAsPostgresUser: runner.runsAsPostgresUser, blockedFolder: blocked,
@@ -67,7 +67,7 @@ public struct ClusterPlacement: Equatable, Sendable {
     /// The outermost existing folder above `path` that the `postgres` user cannot enter, asked of the kernel
     /// as that user (so ACLs and group membership count); nil when it can enter them all.
     static func firstFolderPostgresCannotEnter(above path: String, runner: CommandRunner) throws -> String? {
-        guard getpwnam("postgres") != nil else { throw LocalClusterError.postgresUserMissing }
+        guard CommandRunner.postgresHome() != nil else { throw LocalClusterError.postgresUserMissing }
         let script = #"for folder do test -x "$folder" || { printf '%s' "$folder"; exit 1; }; done"#
         let (status, output) = try runner.run("/bin/sh", ["-c", script, "sh"] + existingParents(of: path))
         return status == 0 ? nil : output

@@ -70,9 +70,23 @@ struct CommandRunner: Sendable {
     /// Hands `path` to the `postgres` OS user (when we are root), so the server can write there.
     func giveToPostgresUser(_ path: String) throws {
         guard runsAsPostgresUser else { return }
-        guard getpwnam("postgres") != nil else { throw LocalClusterError.postgresUserMissing }
+        guard Self.postgresHome() != nil else { throw LocalClusterError.postgresUserMissing }
         try FileManager.default.setAttributes(
             [.ownerAccountName: "postgres", .groupOwnerAccountName: "postgres"], ofItemAtPath: path)
+    }
+
+    /// The `postgres` OS user's home folder; nil when there is no such user. Looked up with `getpwnam_r`:
+    /// `getpwnam` answers in one buffer per process, which a lookup on another thread (Foundation's `chown`
+    /// by name included) rewrites while it is read, and clusters start on many threads at once in the tests.
+    static func postgresHome() -> String? {
+        var entry = passwd()
+        var found: UnsafeMutablePointer<passwd>?
+        var buffer = [CChar](repeating: 0, count: 16 * 1024)
+        return buffer.withUnsafeMutableBufferPointer { storage in
+            guard let start = storage.baseAddress, getpwnam_r("postgres", &entry, start, storage.count, &found) == 0, found != nil,
+                  let home = entry.pw_dir else { return nil }
+            return String(cString: home)
+        }
     }
 
     private static let runuserPath = ["/usr/sbin/runuser", "/sbin/runuser", "/usr/bin/runuser"]
