@@ -108,6 +108,36 @@ import APITestSupport
         }
     }
 
+    /// `?month=` gives categories another source (their month figures from `category_months()`); a list of
+    /// more categories than the probe reads goes through the cursor over that source, with its own columns.
+    @Test func aMonthListOverTheProbeIsReadThroughTheCursorWithItsFigures() async throws {
+        try await TestApp.with { app in
+            _ = try await app.scalar("""
+                INSERT INTO categories (title, amount, rollover)
+                SELECT 'category number ' || i, 100, i % 2 = 0 FROM generate_series(1, 1200) AS i
+                """)
+            _ = try await app.scalar("""
+                INSERT INTO transactions (category_id, title, amount, date)
+                SELECT i, 'purchase', 30, DATE '2026-10-15' FROM generate_series(1, 1200) AS i
+                """)
+            let whole = try await app.request("GET", "/categories?month=2026-11")
+            #expect(whole.status == 200)
+            let records = try #require(try JSONSerialization.jsonObject(with: Data(whole.body)) as? [[String: Any]])
+            #expect(records.count == 1200)
+            #expect(records.map { $0["id"] as? Int } == (1...1200).map { $0 })
+            // October's 30 spent of 100 carries 70 into November only where the category rolls over.
+            #expect(records.allSatisfy { $0["month"] as? String == "2026-11" })
+            #expect(records.allSatisfy { ($0["carried"] as? Double) == (($0["rollover"] as? Bool) == true ? 70 : 0) })
+            var pages: [[UInt8]] = []
+            for page in 1...2 {
+                let answer = try await app.request("GET", "/categories?month=2026-11&_page=\(page)&_limit=600")
+                #expect(answer.status == 200 && answer.header("X-Total-Count") == "1200")
+                pages.append(answer.body)
+            }
+            #expect(Self.joiningArrays(pages) == whole.body)
+        }
+    }
+
     /// The weak tag of a large list answers `If-None-Match` with 304 before a record is read, and a write
     /// changes it at once, before the change feed has stamped the write (docs/sync.md).
     @Test func aStreamedListAnswers304UntilSomethingIsWritten() async throws {
