@@ -17,8 +17,8 @@ struct ListAnswer: Sendable {
     private let url: PageURL
     /// The request's `If-None-Match`, for a 304 decided before any record is read (a weak tag's).
     private let condition: EntityTagCondition?
-    /// What the answer's content depends on besides the data: the parts of its weak tag (`ListValidator`).
-    private let identity: [String]
+    private let path: String
+    private let maxRows: Int?
 
     /// - Parameters:
     ///   - maxRows: `--max-rows`, the most records any list answers; nil for no cap.
@@ -28,7 +28,15 @@ struct ListAnswer: Sendable {
         plan = try ListPlan(query, catalog: catalog, maxRows: maxRows)
         url = PageURL(request)
         condition = try request.entityTagCondition("If-None-Match")
-        identity = [request.path, String(reflecting: query), "\(maxRows ?? 0)", "\(StreamSettings.bufferedBytes)", url.origin]
+        path = request.path
+        self.maxRows = maxRows
+    }
+
+    /// What the answer's content depends on besides the data: the parts of its weak tag (`ListValidator`).
+    /// Described only where a weak tag is made (a streamed list, or a probe asked with `If-None-Match`):
+    /// `String(reflecting:)` walks the query by reflection, which the common small list need not pay for.
+    private var identity: [String] {
+        [path, String(reflecting: query), "\(maxRows ?? 0)", "\(StreamSettings.bufferedBytes)", url.origin]
     }
 
     /// The statement that reads a typed list whole if it has at most `probeRows` records: `ListPlan.selectRows`,
