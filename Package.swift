@@ -31,7 +31,7 @@ let package = Package(
             pkgConfig: "libpq",
             providers: [.apt(["libpq-dev"]), .brew(["libpq"])]
         ),
-        // epoll, eventfd and accept4, which Swift's Glibc module leaves out.
+        // epoll, eventfd and accept4, which Swift's Glibc module leaves out, and a signal sent once the process has exited.
         .target(name: "CLinux"),
         .target(name: "Sockets", dependencies: ["CLinux"]),
         .target(name: "JSONText"),
@@ -72,7 +72,7 @@ let package = Package(
         ),
         .target(
             name: "LocalPostgres",
-            dependencies: [.product(name: "Logging", package: "swift-log")]
+            dependencies: ["CLinux", .product(name: "Logging", package: "swift-log")]
         ),
         .target(
             name: "BudgetAPI",

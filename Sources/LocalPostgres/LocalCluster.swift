@@ -1,3 +1,4 @@
+import CLinux
 import Foundation
 import Logging
 
@@ -93,12 +94,16 @@ public struct LocalCluster: Sendable {
         try runner.runChecked(try programs.program("pg_ctl"), ["stop", "-D", dataDirectory, "-m", "fast", "-w", "-s"])
     }
 
-    /// Asks the cluster's postmaster for a fast shutdown (SIGINT, what `pg_ctl stop -m fast` sends) without
-    /// waiting for it, so a process exiting at once leaves no PostgreSQL running behind it; PostgreSQL
+    /// Asks the cluster's postmaster for a fast shutdown (SIGINT, what `pg_ctl stop -m fast` sends) once this
+    /// process has exited, so a process about to `_exit` leaves no PostgreSQL running behind it; PostgreSQL
     /// disconnects its sessions, writes a checkpoint and exits on its own. Nothing if it is not running.
-    public func requestFastShutdown() {
+    ///
+    /// Not before the exit: the fast shutdown ends every session at once, and this process, still running,
+    /// would read that as a lost connection and could answer a request it was about to cut. A child forked
+    /// here sends the signal once none of this process's threads runs; if none can be forked, it goes now.
+    public func requestFastShutdownAfterExit() {
         guard let postmaster = postmasterPID() else { return }
-        kill(postmaster, SIGINT)
+        if clinux_signal_after_exit(postmaster, SIGINT) != 0 { kill(postmaster, SIGINT) }
     }
 
     /// The pid in `postmaster.pid` when that process is this cluster's postmaster; nil when none runs, or

@@ -112,9 +112,9 @@ struct Serve: AsyncParsableCommand {
             let status = TerminationSignal.immediateExitStatus(for: signal)
             logger.warning("signal \(signal) received again; exiting at once with status \(status), cutting requests in flight")
             LogSink.standardError.flush()  // _exit skips the flush at exit
-            // Last before _exit: the fast shutdown ends the backends at once, and a request whose statement
-            // fails meanwhile would still be answered (a 503) instead of cut, were there time left to answer it.
-            location.cluster?.requestFastShutdown()
+            // Sent once the process is gone: the fast shutdown ends the backends at once, and a request whose
+            // statement failed before the exit would be answered (a 503) instead of cut.
+            location.cluster?.requestFastShutdownAfterExit()
         }
         let migrator = try database.makeMigrator(logger: logger)
         options.clock = try prepareDatabase(url: location.url, migrator: migrator, seed: seedBytes, logger: logger)
