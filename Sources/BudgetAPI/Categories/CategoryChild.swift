@@ -45,9 +45,9 @@ struct CategoryChildRoutes<Child: CategoryChild>: Sendable {
 
     func list(_ request: Request, database: Database) async throws -> Response {
         let categoryID = try recordID(request)
-        let source = try Child.listSource(for: request, clock: clock)
+        let list = try Child.listAnswer(for: request, clock: clock, maxRows: database.streams.maxRows)
         return try await database.list(
-            try ListAnswer(request: request, source: source, maxRows: database.streams.maxRows), from: source,
+            list.answer, from: list.source,
             scope: "\(unsafeSQL: Child.alias).category_id = \(categoryID)",
             owner: ListOwner(exists: CategoryQueries.exists(id: categoryID), missing: APIError.notFound(resource: Categories.recordName, id: categoryID)))
     }

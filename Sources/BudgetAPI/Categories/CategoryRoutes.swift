@@ -15,6 +15,7 @@ struct Categories: TypedResource {
     static let shape = CategoryRecord.shape
     static let alias = "c"
     static let joins = CategoryQueries.balance
+    static let listFormats = ListFormat.jsonOrCSV
 
     /// All time, or with `?month=` the month's figures (docs/api.md, Months); `_embed=transactions` either way.
     static func listSource(for request: Request, clock: CivilClock) throws -> ListSource {

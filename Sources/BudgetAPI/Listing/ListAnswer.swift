@@ -19,11 +19,24 @@ struct ListAnswer: Sendable {
     private let condition: EntityTagCondition?
     private let path: String
     private let maxRows: Int?
+    /// JSON, or CSV when the list offers it and `Accept` prefers it.
+    let format: ListFormat
+    /// Whether the list offers more than JSON, so that its answers depend on `Accept` (`Vary`).
+    private let variesByAccept: Bool
 
     /// - Parameters:
     ///   - maxRows: `--max-rows`, the most records any list answers; nil for no cap.
     ///   - ignoring: query parameters that are not the query language's (a list source's own, such as `month`).
-    init(request: Request, catalog: some FieldCatalog, maxRows: Int? = nil, ignoring: Set<String> = []) throws {
+    ///   - formats: what the list answers in, JSON first (`ListFormat`); `Accept` chooses among them.
+    init(
+        request: Request, catalog: some FieldCatalog, maxRows: Int? = nil, ignoring: Set<String> = [], formats: [ListFormat] = [.json]
+    ) throws {
+        format = ListFormat(request, among: formats)
+        variesByAccept = formats.count > 1
+        if format == .csv, request.query.contains(where: { $0.name == "_embed" || $0.name == "_expand" }) {
+            throw APIError.malformedQuery(
+                "_embed and _expand nest records, which CSV cannot hold: leave them out, or ask for JSON (Accept: application/json)")
+        }
         query = try ListQuery.parse(ignoring.isEmpty ? request.query : request.query.filter { !ignoring.contains($0.name) })
         plan = try ListPlan(query, catalog: catalog, maxRows: maxRows)
         url = PageURL(request)
@@ -35,8 +48,11 @@ struct ListAnswer: Sendable {
     /// What the answer's content depends on besides the data: the parts of its weak tag (`ListValidator`).
     /// Described only where a weak tag is made (a streamed list, or a probe asked with `If-None-Match`):
     /// `String(reflecting:)` walks the query by reflection, which the common small list need not pay for.
+    /// A CSV answer's tag names its format too, so that it never matches the same list's JSON; JSON's is as
+    /// it was before lists answered CSV.
     private var identity: [String] {
-        [path, String(reflecting: query), "\(maxRows ?? 0)", "\(StreamSettings.bufferedBytes)", url.origin]
+        let common = [path, String(reflecting: query), "\(maxRows ?? 0)", "\(StreamSettings.bufferedBytes)", url.origin]
+        return format == .csv ? common + [CSVText.mediaType] : common
     }
 
     /// The statement that reads a typed list whole if it has at most `probeRows` records: `ListPlan.selectRows`,
@@ -49,8 +65,8 @@ struct ListAnswer: Sendable {
     }
 
     /// A typed list: the query language over the source's members, without the parameters the source took.
-    init(request: Request, source: ListSource, maxRows: Int? = nil) throws {
-        try self.init(request: request, catalog: source.shape.catalog, maxRows: maxRows, ignoring: source.parameters)
+    init(request: Request, source: ListSource, maxRows: Int? = nil, formats: [ListFormat] = [.json]) throws {
+        try self.init(request: request, catalog: source.shape.catalog, maxRows: maxRows, ignoring: source.parameters, formats: formats)
     }
 
     /// Whether the request's `If-None-Match` names a tag at all: only then is the data version worth reading
@@ -72,7 +88,12 @@ struct ListAnswer: Sendable {
             return isNotModified(tag) ? notModified(head(total: total, syncSeq: syncSeq), tag: tag) : nil
         }
         var response = head(total: total, syncSeq: syncSeq)
-        response.body = ListResponse.body(total: total, pagination: plan.pagination, data: record.jsonArray(result, from: wantsVersion ? 4 : 3))
+        let first = wantsVersion ? 4 : 3
+        switch format {
+        case .json: response.body = ListResponse.body(total: total, pagination: plan.pagination, data: record.jsonArray(result, from: first))
+        // CSV holds the records alone: the envelope's numbers have no place in it (docs/api.md, CSV).
+        case .csv: response.body = record.csv(result, from: first)
+        }
         return response
     }
 
@@ -90,10 +111,15 @@ struct ListAnswer: Sendable {
         let tag = ListValidator.tag(identity: identity, version: try header.decode(String.self, at: 2))
         if isNotModified(tag) { return .answer(notModified(head, tag: tag)) }
         let rows = rowsStatement(target, total: total)
-        let (opening, closing) = ListResponse.wrapping(total: total, pagination: plan.pagination)
-        let source = ListRows(
-            cursor: try Cursor("budget_list", for: rows, on: connection), element: target.element,
-            opening: opening + [UInt8(ascii: "[")], closing: [UInt8(ascii: "]")] + closing)
+        let cursor = try Cursor("budget_list", for: rows, on: connection)
+        let source: ListRows
+        if format == .csv, case .plain(let record) = target.element {
+            source = ListRows(cursor: cursor, element: target.element, opening: record.csvHeader, closing: [], isCSV: true)
+        } else {
+            let (opening, closing) = ListResponse.wrapping(total: total, pagination: plan.pagination)
+            source = ListRows(
+                cursor: cursor, element: target.element, opening: opening + [UInt8(ascii: "[")], closing: [UInt8(ascii: "]")] + closing)
+        }
         return .body(head, weakTag: tag, source: source)
     }
 
@@ -112,9 +138,12 @@ struct ListAnswer: Sendable {
             columns: columns, from: target.source, scope: target.scope, tieBreak: target.tieBreak, offset: plan.offset(total: total))
     }
 
-    /// The answer's status and headers, without a body: `Content-Type`, `X-Sync-Seq`, `X-Total-Count`, `Link`.
+    /// The answer's status and headers, without a body: `Content-Type`, `Vary`, `X-Sync-Seq`, `X-Total-Count`, `Link`.
     private func head(total: Int, syncSeq: Int64) -> Response {
         var response = Response.json([])
+        if format == .csv { response.headers.replaceOrAdd("Content-Type", CSVText.contentType) }
+        // RFC 9110 §12.5.5: the representation depends on Accept, for caches and for a 304 (§15.4.5).
+        if variesByAccept { response.headers.add("Vary", "Accept") }
         response.syncSeq = syncSeq
         for header in ListResponse.headers(total: total, pagination: plan.pagination, limit: plan.limit, url: url) {
             response.headers.replaceOrAdd(header.name, header.value)
@@ -164,7 +193,8 @@ enum ListElement: Sendable {
 }
 
 /// A list's records read through its cursor, rendered a batch at a time: the JSON array (inside the
-/// envelope's members when there is one), never more than one batch of it in memory.
+/// envelope's members when there is one), or CSV rows after their header row, never more than one batch of
+/// it in memory.
 ///
 /// `@unchecked Sendable` as every `ChunkSource`: one job at a time, in order.
 final class ListRows: ChunkSource, @unchecked Sendable {
@@ -173,14 +203,17 @@ final class ListRows: ChunkSource, @unchecked Sendable {
     /// What comes before the first record, sent with the first piece.
     private var opening: [UInt8]
     private let closing: [UInt8]
+    /// Whether the plain records are CSV rows, each ending with its CRLF, rather than a JSON array's elements.
+    private let isCSV: Bool
     private var hasRecords = false
     private var isComplete = false
 
-    init(cursor: Cursor, element: ListElement, opening: [UInt8], closing: [UInt8]) {
+    init(cursor: Cursor, element: ListElement, opening: [UInt8], closing: [UInt8], isCSV: Bool = false) {
         self.cursor = cursor
         self.element = element
         self.opening = opening
         self.closing = closing
+        self.isCSV = isCSV
     }
 
     func next(on connection: Connection) throws -> [UInt8]? {
@@ -189,12 +222,16 @@ final class ListRows: ChunkSource, @unchecked Sendable {
         opening = []
         if let rows = try cursor.fetch(on: connection) {
             piece.reserveCapacity(piece.count + rows.valueBytes + rows.count * 64)
-            for row in rows {
-                if hasRecords { piece.append(UInt8(ascii: ",")) }
-                hasRecords = true
-                switch element {
-                case .plain(let record): record.append(row, from: 0, to: &piece)
-                case .rendered: row.withBytes(at: 0) { piece.append(contentsOf: $0 ?? UnsafeRawBufferPointer(start: nil, count: 0)) }
+            if isCSV, case .plain(let record) = element {
+                for row in rows { record.appendCSV(row, from: 0, to: &piece) }
+            } else {
+                for row in rows {
+                    if hasRecords { piece.append(UInt8(ascii: ",")) }
+                    hasRecords = true
+                    switch element {
+                    case .plain(let record): record.append(row, from: 0, to: &piece)
+                    case .rendered: row.withBytes(at: 0) { piece.append(contentsOf: $0 ?? UnsafeRawBufferPointer(start: nil, count: 0)) }
+                    }
                 }
             }
         }

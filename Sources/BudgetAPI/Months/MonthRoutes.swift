@@ -56,14 +56,8 @@ struct MonthRoutes: Sendable {
             throw APIError.notFound(resource: Categories.recordName, id: categoryID)
         }
         var response: Response
-        if request.preferredMediaType(among: Self.reportTypes) == "text/csv" {
-            var csv = CSVText()
-            csv.append(MonthQueries.spendingFields.map(\.name))
-            for row in result where row.withBytes(at: 2, { $0 != nil }) {
-                let month = row.column(3) ?? ""
-                csv.append([row.column(2) ?? "", String(month.dropLast(3)), row.column(4) ?? "", row.column(5) ?? ""])
-            }
-            response = Response(status: .ok, headers: ["Content-Type": CSVText.contentType], body: csv.bytes)
+        if request.preferredMediaType(among: Self.reportTypes) == CSVText.mediaType {
+            response = Response(status: .ok, headers: ["Content-Type": CSVText.contentType], body: MonthQueries.spendingRow.csv(result, from: 2))
         } else {
             response = Response.json(MonthQueries.spendingRow.jsonArray(result, from: 2))
         }

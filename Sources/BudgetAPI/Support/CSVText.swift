@@ -1,27 +1,51 @@
-/// Records written as CSV (RFC 4180): fields separated by commas, each record ended by CRLF (§2.1), a field
-/// quoted when it holds a comma, a quote, CR or LF, with its quotes doubled (§2.6, §2.7).
-struct CSVText {
+/// Fields written as CSV (RFC 4180): separated by commas, each record ended by CRLF (§2.1), a field quoted
+/// when it holds a comma, a quote, CR or LF, with its quotes doubled (§2.6, §2.7). The one place CSV is
+/// quoted: `PlainRecord`'s CSV rows (lists, the spending report) write their cells through it.
+enum CSVText {
     /// RFC 4180 §3 registers `text/csv`; our fields are UTF-8.
     static let contentType = "text/csv; charset=utf-8"
+    /// The media type `Accept` names, as `Request.preferredMediaType(among:)` compares it.
+    static let mediaType = "text/csv"
 
-    private(set) var bytes: [UInt8] = []
+    static let comma = UInt8(ascii: ",")
+    static let quote = UInt8(ascii: "\"")
+    static let recordEnd: [UInt8] = [13, 10]
 
-    /// Appends one record.
-    mutating func append(_ fields: [String]) {
-        for (index, field) in fields.enumerated() {
-            if index > 0 { bytes.append(UInt8(ascii: ",")) }
-            let needsQuotes = field.utf8.contains { $0 == UInt8(ascii: ",") || $0 == UInt8(ascii: "\"") || $0 == 13 || $0 == 10 }
-            guard needsQuotes else {
-                bytes += field.utf8
-                continue
-            }
-            bytes.append(UInt8(ascii: "\""))
-            for byte in field.utf8 {
-                if byte == UInt8(ascii: "\"") { bytes.append(byte) }
-                bytes.append(byte)
-            }
-            bytes.append(UInt8(ascii: "\""))
+    /// Appends `field` as it is, quoted if it must be. For names and values the server wrote itself
+    /// (numbers, dates), which never start a formula.
+    static func append(_ field: some Collection<UInt8>, to output: inout [UInt8]) {
+        guard field.contains(where: needsQuotes) else { return output.append(contentsOf: field) }
+        output.append(quote)
+        for byte in field {
+            if byte == quote { output.append(quote) }
+            output.append(byte)
         }
-        bytes += [13, 10]
+        output.append(quote)
+    }
+
+    /// Appends text a client wrote, defused first: a cell that starts with `=`, `+`, `-`, `@`, a tab or a
+    /// carriage return is one a spreadsheet may run as a formula (OWASP, "CSV Injection"), so it gets a `'` in
+    /// front, which spreadsheets show as text (docs/api.md, CSV).
+    static func appendText(_ text: some Collection<UInt8>, to output: inout [UInt8]) {
+        guard let first = text.first, startsFormula(first) else { return append(text, to: &output) }
+        append([UInt8(ascii: "'")] + Array(text), to: &output)
+    }
+
+    /// Appends one record of fields the server wrote itself (a header row), with its CRLF.
+    static func appendRecord(_ fields: [String], to output: inout [UInt8]) {
+        for (index, field) in fields.enumerated() {
+            if index > 0 { output.append(comma) }
+            append(field.utf8, to: &output)
+        }
+        output += recordEnd
+    }
+
+    private static func needsQuotes(_ byte: UInt8) -> Bool {
+        byte == comma || byte == quote || byte == 13 || byte == 10
+    }
+
+    private static func startsFormula(_ byte: UInt8) -> Bool {
+        byte == UInt8(ascii: "=") || byte == UInt8(ascii: "+") || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "@")
+            || byte == 9 || byte == 13
     }
 }

@@ -56,13 +56,63 @@ extension PlainRecord {
     ///
     /// `infinity` has no date and time, and `to_char` answers NULL for it: so does this.
     private static func appendTimestamp(_ text: UnsafeRawBufferPointer, to output: inout [UInt8]) {
-        // The year may have more than four digits, so the date ends at the space, not at a fixed offset.
-        guard let space = text.firstIndex(of: UInt8(ascii: " ")), space + 9 <= text.count else { return output += null }
+        guard let space = timestampSpace(text) else { return output += null }
         output.append(UInt8(ascii: "\""))
+        appendTimestamp(text, space: space, to: &output)
+        output.append(UInt8(ascii: "\""))
+    }
+
+    /// `2026-11-21T08:00:00Z` from a timestamp's text whose date ends at `space` (`timestampSpace`).
+    @inline(__always)
+    private static func appendTimestamp(_ text: UnsafeRawBufferPointer, space: Int, to output: inout [UInt8]) {
         output.append(contentsOf: text[..<space])
         output.append(UInt8(ascii: "T"))
         output.append(contentsOf: text[(space + 1)..<(space + 9)])
         output.append(UInt8(ascii: "Z"))
-        output.append(UInt8(ascii: "\""))
+    }
+
+    /// Where a timestamp's date ends: the year may have more than four digits, so at the space, not at a fixed
+    /// offset; nil for a text without a time (`infinity`).
+    @inline(__always)
+    private static func timestampSpace(_ text: UnsafeRawBufferPointer) -> Int? {
+        guard let space = text.firstIndex(of: UInt8(ascii: " ")), space + 9 <= text.count else { return nil }
+        return space
+    }
+}
+
+// The same records as CSV (RFC 4180, docs/api.md, CSV): the header row of the members' names, then a row per
+// record from the same columns, each cell what the JSON value holds without JSON's quoting.
+extension PlainRecord {
+    /// The records of `result`'s rows as CSV with its header row, skipping a row whose first member column is
+    /// NULL, as `jsonArray` does.
+    func csv(_ result: QueryResult, from column: Int) -> [UInt8] {
+        var output = csvHeader
+        output.reserveCapacity(result.count * typicalSize + csvHeader.count)
+        for row in result where row.withBytes(at: column, { $0 != nil }) {
+            appendCSV(row, from: column, to: &output)
+        }
+        return output
+    }
+
+    /// Appends the record in `row`'s columns `column…` to `output`, as one CSV row with its CRLF: numbers and
+    /// money as PostgreSQL's text (money with its two decimals, never defused: `-12.50` is a number), dates
+    /// `YYYY-MM-DD`, months `YYYY-MM`, timestamps as JSON writes them, booleans `true`/`false`, text quoted
+    /// and defused (`CSVText.appendText`), NULL an empty cell.
+    func appendCSV(_ row: Row, from column: Int, to output: inout [UInt8]) {
+        for (index, kind) in kinds.enumerated() {
+            if index > 0 { output.append(CSVText.comma) }
+            row.withBytes(at: column + index) { text in
+                guard let text else { return }
+                switch kind {
+                case .number, .date: output.append(contentsOf: text)
+                case .string: CSVText.appendText(text, to: &output)
+                case .month: output.append(contentsOf: text.dropLast(3))
+                case .timestamp:
+                    if let space = Self.timestampSpace(text) { Self.appendTimestamp(text, space: space, to: &output) }
+                case .boolean: output += text.first == UInt8(ascii: "t") ? Self.true : Self.false
+                }
+            }
+        }
+        output += CSVText.recordEnd
     }
 }

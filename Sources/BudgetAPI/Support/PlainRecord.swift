@@ -9,7 +9,7 @@ import Postgres
 /// The change feed renders its records with these too; the SQL renderers stay for `_embed`/`_expand` and
 /// export, which must write the same bytes.
 struct PlainRecord: Sendable {
-    /// How a column's text (connections run with `TimeZone=UTC`, `DateStyle=ISO`) becomes JSON.
+    /// How a column's text (connections run with `TimeZone=UTC`, `DateStyle=ISO`) becomes JSON (and CSV).
     enum Kind: Sendable {
         /// Integers and `numeric`: the text is already the JSON number, `numeric(14,2)` with its two decimals.
         case number
@@ -50,6 +50,8 @@ struct PlainRecord: Sendable {
     let prefixes: [[UInt8]]
     /// A guess at one record's size, so a buffer is allocated once for most pages.
     let typicalSize: Int
+    /// The CSV header row: each member's name, in member order, with its CRLF (docs/api.md, CSV).
+    let csvHeader: [UInt8]
 
     init(_ members: [RecordField]) {
         columns = Query.joined(members.map(\.sql), separator: ", ")
@@ -66,6 +68,9 @@ struct PlainRecord: Sendable {
             Array((index == 0 ? "{" : ",").utf8) + JSONWriter.bytes(.string(member.name)) + [UInt8(ascii: ":")]
         }
         typicalSize = prefixes.reduce(1) { $0 + $1.count + 24 }
+        var header: [UInt8] = []
+        CSVText.appendRecord(members.map(\.name), to: &header)
+        csvHeader = header
     }
 
     static let null = Array("null".utf8)

@@ -24,8 +24,8 @@ struct RecordRoutes<Resource: TypedResource>: Sendable {
 
     /// The records the query language picks (docs/json-server.md), in id order unless `_sort` says otherwise.
     func list(_ request: Request, database: Database) async throws -> Response {
-        let source = try Resource.listSource(for: request, clock: clock)
-        return try await database.list(try ListAnswer(request: request, source: source, maxRows: database.streams.maxRows), from: source)
+        let list = try Resource.listAnswer(for: request, clock: clock, maxRows: database.streams.maxRows)
+        return try await database.list(list.answer, from: list.source)
     }
 
     func find(_ request: Request, database: Database) async throws -> Response {

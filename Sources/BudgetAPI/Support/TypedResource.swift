@@ -27,6 +27,11 @@ protocol TypedResource: Sendable {
     /// What a list answers for `request`: by default `shape`'s record over `source`. `clock` says what
     /// today and this month are.
     static func listSource(for request: Request, clock: CivilClock) throws -> ListSource
+    /// What its lists answer in, JSON first (docs/api.md, CSV): JSON alone by default.
+    static var listFormats: [ListFormat] { get }
+    /// What a list answers as CSV, when `listFormats` offers it: by default `listSource`'s records. Its
+    /// `shape` is what the query language filters and sorts on, so keep it the JSON list's.
+    static func csvListSource(for request: Request, clock: CivilClock) throws -> ListSource
     /// Reads one record the way `listSource` lists it.
     static func find(id: Int64, for request: Request, clock: CivilClock) throws -> RecordRead
     /// Write queries answer one row (id, created, `record` columns) or none when the record does not exist;
@@ -90,6 +95,19 @@ extension TypedResource {
     }
 
     static func listSource(for request: Request, clock: CivilClock) throws -> ListSource { plainSource }
+
+    static var listFormats: [ListFormat] { [.json] }
+
+    static func csvListSource(for request: Request, clock: CivilClock) throws -> ListSource {
+        try listSource(for: request, clock: clock)
+    }
+
+    /// A list request's answer and the source it reads: `csvListSource` when `Accept` chose CSV.
+    static func listAnswer(for request: Request, clock: CivilClock, maxRows: Int?) throws -> (answer: ListAnswer, source: ListSource) {
+        let source = ListFormat(request, among: listFormats) == .csv
+            ? try csvListSource(for: request, clock: clock) : try listSource(for: request, clock: clock)
+        return (try ListAnswer(request: request, source: source, maxRows: maxRows, formats: listFormats), source)
+    }
 
     /// The record's `shape` columns; no row when there is no such record.
     static func find(id: Int64) -> Query {

@@ -1,4 +1,5 @@
 import HTTPServer
+import Postgres
 
 /// The writable fields of a transaction as a request gave them; nil means the request left the field out.
 struct TransactionFields: Sendable {
@@ -61,5 +62,14 @@ enum TransactionRecord {
         RecordField("updatedAt", "t.updated_at", .timestamp, .kept),
         RecordField("version", "t.version", .integer, .kept),
     ])
+
+    /// A transaction's CSV row (docs/api.md, CSV): its members with `category`, its category's title, right
+    /// after `categoryId`, so that an exported file imports into another database by title. Read over `csvSource`.
+    static let csvRecord = PlainRecord(shape.fields.flatMap { field in
+        field.name == "categoryId" ? [field, RecordField("category", "tc.title", .text, .derived)] : [field]
+    })
+
+    /// Transactions `t` with their category `tc`, for `csvRecord`'s `category`.
+    static let csvSource: Query = "transactions t LEFT JOIN categories tc ON tc.id = t.category_id"
 
 }

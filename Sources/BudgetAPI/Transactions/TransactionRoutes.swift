@@ -7,6 +7,13 @@ struct Transactions: CategoryChild {
     static let recordName = "transaction"
     static let shape = TransactionRecord.shape
     static let alias = "t"
+    static let listFormats = ListFormat.jsonOrCSV
+
+    /// The JSON list's rows and filters, each row with its category's title (`TransactionRecord.csvRecord`);
+    /// `_expand` is refused with CSV (`ListAnswer`), so the source need not consider it.
+    static func csvListSource(for request: Request, clock: CivilClock) throws -> ListSource {
+        ListSource(from: TransactionRecord.csvSource, shape: shape, element: .plain(TransactionRecord.csvRecord), tieBreak: idColumn)
+    }
 
     static func fields(from members: JSONObject, mode: WriteMode, fieldPrefix: String) throws -> TransactionFields {
         try TransactionFields(members, mode: mode, fieldPrefix: fieldPrefix)
