@@ -96,6 +96,7 @@ import APITestSupport
                 #expect(csv.header("Content-Type") == "text/csv; charset=utf-8", "\(path)")
                 #expect(json.header("Content-Type") == "application/json; charset=utf-8", "\(path)")
                 #expect(Self.variesByAccept(csv) && Self.variesByAccept(json), "\(path)")
+                #expect(csv.header("Vary") == "Accept, Origin", "one field line, CORS's Origin after it: \(path)")
                 for name in ["X-Total-Count", "Link", "X-Sync-Seq"] {
                     #expect(csv.header(name) == json.header(name), "\(path): \(name)")
                 }

@@ -33,6 +33,13 @@ public struct Headers: Sendable, Sequence, ExpressibleByDictionaryLiteral, Custo
         fields.append((name: name, value: value))
     }
 
+    /// Adds `value` to the comma-separated list `name` holds, in its first field line, or adds the field: one
+    /// line means the same as several (RFC 9110 §5.3), and clients that read only the first see every value.
+    public mutating func addToList(_ name: String, _ value: String) {
+        guard let index = fields.firstIndex(where: { $0.name.equalsIgnoringASCIICase(name) }) else { return add(name, value) }
+        fields[index].value += ", " + value
+    }
+
     /// Replaces every value of `name` with one, keeping the position of the first.
     public mutating func replaceOrAdd(_ name: String, _ value: String) {
         if let index = fields.firstIndex(where: { $0.name.equalsIgnoringASCIICase(name) }) {

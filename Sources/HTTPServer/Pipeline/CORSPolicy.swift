@@ -27,7 +27,8 @@ public struct CORSPolicy: Middleware {
             return preflight(request, origin: origin)
         }
         var response = try await next(request)
-        response.headers.add("Vary", "Origin")
+        // After a route's own `Vary: Accept`, in the same line.
+        response.headers.addToList("Vary", "Origin")
         response.headers.replaceOrAdd("Access-Control-Expose-Headers", exposedHeaders)
         if let origin {
             response.headers.replaceOrAdd("Access-Control-Allow-Origin", origin)
