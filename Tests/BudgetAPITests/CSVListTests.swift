@@ -205,7 +205,8 @@ import APITestSupport
     @Test func quotingAndDefusing() {
         func text(_ value: String) -> String {
             var output: [UInt8] = []
-            CSVText.appendText(Array(value.utf8), to: &output)
+            var value = value
+            value.withUTF8 { CSVText.appendText(UnsafeRawBufferPointer($0), to: &output) }
             return String(decoding: output, as: UTF8.self)
         }
         #expect(text("plain") == "plain")

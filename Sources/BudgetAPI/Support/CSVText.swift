@@ -13,29 +13,43 @@ enum CSVText {
 
     /// Appends `field` as it is, quoted if it must be. For names and values the server wrote itself
     /// (numbers, dates), which never start a formula.
-    static func append(_ field: some Collection<UInt8>, to output: inout [UInt8]) {
-        guard field.contains(where: needsQuotes) else { return output.append(contentsOf: field) }
-        output.append(quote)
-        for byte in field {
-            if byte == quote { output.append(quote) }
-            output.append(byte)
-        }
-        output.append(quote)
+    static func append(_ field: UnsafeRawBufferPointer, to output: inout [UInt8]) {
+        append(field, defused: false, to: &output)
     }
 
     /// Appends text a client wrote, defused first: a cell that starts with `=`, `+`, `-`, `@`, a tab or a
     /// carriage return is one a spreadsheet may run as a formula (OWASP, "CSV Injection"), so it gets a `'` in
     /// front, which spreadsheets show as text (docs/api.md, CSV).
-    static func appendText(_ text: some Collection<UInt8>, to output: inout [UInt8]) {
-        guard let first = text.first, startsFormula(first) else { return append(text, to: &output) }
-        append([UInt8(ascii: "'")] + Array(text), to: &output)
+    static func appendText(_ text: UnsafeRawBufferPointer, to output: inout [UInt8]) {
+        append(text, defused: text.first.map(startsFormula) ?? false, to: &output)
+    }
+
+    /// Concrete over the column's bytes, not generic, and copying runs whole as `JSONQuoting` does: this is
+    /// every text cell of an export.
+    private static func append(_ field: UnsafeRawBufferPointer, defused: Bool, to output: inout [UInt8]) {
+        guard field.contains(where: needsQuotes) else {
+            if defused { output.append(UInt8(ascii: "'")) }
+            return output.append(contentsOf: field)
+        }
+        output.append(quote)
+        if defused { output.append(UInt8(ascii: "'")) }
+        var runStart = 0
+        for (index, byte) in field.enumerated() where byte == quote {
+            // The run up to and including the quote, then the quote again (§2.7).
+            output.append(contentsOf: field[runStart...index])
+            output.append(quote)
+            runStart = index + 1
+        }
+        output.append(contentsOf: field[runStart...])
+        output.append(quote)
     }
 
     /// Appends one record of fields the server wrote itself (a header row), with its CRLF.
     static func appendRecord(_ fields: [String], to output: inout [UInt8]) {
         for (index, field) in fields.enumerated() {
             if index > 0 { output.append(comma) }
-            append(field.utf8, to: &output)
+            var field = field
+            field.withUTF8 { append(UnsafeRawBufferPointer($0), to: &output) }
         }
         output += recordEnd
     }
