@@ -101,7 +101,13 @@ import APITestSupport
                     #expect(csv.header(name) == json.header(name), "\(path): \(name)")
                 }
                 #expect(csv.text == (try Self.expectedCSV(json: json.body, columns: columns, categories: titles)), "\(path)")
+                #expect(csv.header("ETag").map { $0.hasPrefix("\"") } == true, "a small answer has a strong tag of its bytes: \(path)")
+                #expect(csv.header("ETag") != json.header("ETag"), "\(path)")
             }
+            // A renamed category's title shows in the next export: the titles are read with each answer.
+            _ = try await app.request("PATCH", "/categories/1", json: #"{"title":"Food"}"#)
+            let renamed = try await app.request("GET", "/transactions?categoryId=1&_limit=1", headers: Self.csv)
+            #expect(renamed.text.components(separatedBy: "\r\n")[1].hasPrefix("1,1,Food,Milk,"))
             let paged = try await app.request("GET", "/transactions?_page=2&_limit=2", headers: Self.csv)
             #expect(paged.header("X-Total-Count") == "5")
             #expect(paged.header("Link")?.contains("rel=\"next\"") == true)

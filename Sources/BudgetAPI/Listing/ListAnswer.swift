@@ -111,11 +111,13 @@ struct ListAnswer: Sendable {
         let tag = ListValidator.tag(identity: identity, version: try header.decode(String.self, at: 2))
         if isNotModified(tag) { return .answer(notModified(head, tag: tag)) }
         let rows = rowsStatement(target, total: total)
-        let cursor = try Cursor("budget_list", for: rows, on: connection)
         let source: ListRows
         if format == .csv, case .plain(let record) = target.element {
-            source = ListRows(cursor: cursor, element: target.element, opening: record.csvHeader, closing: [], isCSV: true)
+            let table = try target.lookup.map { try CellTable(connection.query($0.query), member: $0.member) }
+            let cursor = try Cursor("budget_list", for: rows, on: connection)
+            source = ListRows(cursor: cursor, element: target.element, opening: record.csvHeader, closing: [], csv: CSVRows(table: table))
         } else {
+            let cursor = try Cursor("budget_list", for: rows, on: connection)
             let (opening, closing) = ListResponse.wrapping(total: total, pagination: plan.pagination)
             source = ListRows(
                 cursor: cursor, element: target.element, opening: opening + [UInt8(ascii: "[")], closing: [UInt8(ascii: "]")] + closing)
@@ -173,6 +175,14 @@ struct ListTarget: Sendable {
     /// For a nested list, whether its parent exists and what to throw when it does not, answered by the
     /// list's own statement, so a 404 costs no extra round trip.
     var owner: ListOwner?
+    /// For CSV, text read once per answer for a member (`CellLookup`); such a list is always read in one
+    /// snapshot through `start`, never by the probe.
+    var lookup: CellLookup?
+}
+
+/// How a list's cursor rows become CSV: with the text a `CellLookup` read, if any.
+struct CSVRows {
+    var table: CellTable?
 }
 
 /// The parent of a nested list.
@@ -203,17 +213,17 @@ final class ListRows: ChunkSource, @unchecked Sendable {
     /// What comes before the first record, sent with the first piece.
     private var opening: [UInt8]
     private let closing: [UInt8]
-    /// Whether the plain records are CSV rows, each ending with its CRLF, rather than a JSON array's elements.
-    private let isCSV: Bool
+    /// Set when the plain records are CSV rows, each ending with its CRLF, rather than a JSON array's elements.
+    private let csv: CSVRows?
     private var hasRecords = false
     private var isComplete = false
 
-    init(cursor: Cursor, element: ListElement, opening: [UInt8], closing: [UInt8], isCSV: Bool = false) {
+    init(cursor: Cursor, element: ListElement, opening: [UInt8], closing: [UInt8], csv: CSVRows? = nil) {
         self.cursor = cursor
         self.element = element
         self.opening = opening
         self.closing = closing
-        self.isCSV = isCSV
+        self.csv = csv
     }
 
     func next(on connection: Connection) throws -> [UInt8]? {
@@ -222,8 +232,8 @@ final class ListRows: ChunkSource, @unchecked Sendable {
         opening = []
         if let rows = try cursor.fetch(on: connection) {
             piece.reserveCapacity(piece.count + rows.valueBytes + rows.count * 64)
-            if isCSV, case .plain(let record) = element {
-                for row in rows { record.appendCSV(row, from: 0, to: &piece) }
+            if let csv, case .plain(let record) = element {
+                for row in rows { record.appendCSV(row, from: 0, to: &piece, table: csv.table) }
             } else {
                 for row in rows {
                     if hasRecords { piece.append(UInt8(ascii: ",")) }
@@ -248,7 +258,7 @@ extension Database {
     /// event loop's own connection (`ListAnswer.probeRows`); anything else, and a typed list with more records,
     /// is read through a cursor on the stream pool and streamed when it is large (`streamedAnswer`).
     func list(_ answer: ListAnswer, _ target: ListTarget) async throws -> Response {
-        if case .plain(let record) = target.element, !answer.plan.usesPatterns, !isInTransaction,
+        if case .plain(let record) = target.element, !answer.plan.usesPatterns, !isInTransaction, target.lookup == nil || answer.format != .csv,
            let response = try answer.probed(await query(answer.probeStatement(record, target)), record, target) {
             return response
         }
@@ -257,6 +267,7 @@ extension Database {
 
     /// Answers a typed list of `source`'s records within `scope` (see the other `list`).
     func list(_ answer: ListAnswer, from source: ListSource, scope: Query = "TRUE", owner: ListOwner? = nil) async throws -> Response {
-        try await list(answer, ListTarget(element: source.element, source: source.from, scope: scope, tieBreak: source.tieBreak, owner: owner))
+        try await list(
+            answer, ListTarget(element: source.element, source: source.from, scope: scope, tieBreak: source.tieBreak, owner: owner, lookup: source.lookup))
     }
 }

@@ -97,12 +97,17 @@ extension PlainRecord {
     /// Appends the record in `row`'s columns `column…` to `output`, as one CSV row with its CRLF: numbers and
     /// money as PostgreSQL's text (money with its two decimals, never defused: `-12.50` is a number), dates
     /// `YYYY-MM-DD`, months `YYYY-MM`, timestamps as JSON writes them, booleans `true`/`false`, text quoted
-    /// and defused (`CSVText.appendText`), NULL an empty cell.
-    func appendCSV(_ row: Row, from column: Int, to output: inout [UInt8]) {
+    /// and defused (`CSVText.appendText`), NULL an empty cell. `table`'s member shows its text instead of its
+    /// key (an empty cell for a key it does not hold).
+    func appendCSV(_ row: Row, from column: Int, to output: inout [UInt8], table: CellTable? = nil) {
         for (index, kind) in kinds.enumerated() {
             if index > 0 { output.append(CSVText.comma) }
             row.withBytes(at: column + index) { text in
                 guard let text else { return }
+                if let table, index == table.member {
+                    if let looked = table.text(forKey: text) { looked.withUnsafeBytes { CSVText.appendText($0, to: &output) } }
+                    return
+                }
                 switch kind {
                 case .number, .date: output.append(contentsOf: text)
                 case .string: CSVText.appendText(text, to: &output)

@@ -151,6 +151,8 @@ struct ListSource: Sendable {
     var tieBreak: Query
     /// Query parameters the source took for itself, which the query language therefore does not see.
     var parameters: Set<String> = []
+    /// For CSV, text read once per answer for a member of `element`'s record (`CellLookup`).
+    var lookup: CellLookup?
 }
 
 /// A typed record of a seed file, with the bookkeeping an export wrote, so that export → seed → export is unchanged.

@@ -64,12 +64,14 @@ enum TransactionRecord {
     ])
 
     /// A transaction's CSV row (docs/api.md, CSV): its members with `category`, its category's title, right
-    /// after `categoryId`, so that an exported file imports into another database by title. Read over `csvSource`.
+    /// after `categoryId`, so that an exported file imports into another database by title. The row holds the
+    /// category's id there too; `categoryTitles` puts the title in its place.
     static let csvRecord = PlainRecord(shape.fields.flatMap { field in
-        field.name == "categoryId" ? [field, RecordField("category", "tc.title", .text, .derived)] : [field]
+        field.name == "categoryId" ? [field, RecordField("category", field.sql, .integer, .derived)] : [field]
     })
 
-    /// Transactions `t` with their category `tc`, for `csvRecord`'s `category`.
-    static let csvSource: Query = "transactions t LEFT JOIN categories tc ON tc.id = t.category_id"
+    /// Every category's title by id, read once per CSV answer (`CellLookup`) for `csvRecord`'s `category`.
+    static let categoryTitles = CellLookup(
+        query: "SELECT id, title FROM categories", member: shape.fields.firstIndex { $0.name == "categoryId" }! + 1)
 
 }

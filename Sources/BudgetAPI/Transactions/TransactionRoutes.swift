@@ -12,7 +12,10 @@ struct Transactions: CategoryChild {
     /// The JSON list's rows and filters, each row with its category's title (`TransactionRecord.csvRecord`);
     /// `_expand` is refused with CSV (`ListAnswer`), so the source need not consider it.
     static func csvListSource(for request: Request, clock: CivilClock) throws -> ListSource {
-        ListSource(from: TransactionRecord.csvSource, shape: shape, element: .plain(TransactionRecord.csvRecord), tieBreak: idColumn)
+        var source = plainSource
+        source.element = .plain(TransactionRecord.csvRecord)
+        source.lookup = TransactionRecord.categoryTitles
+        return source
     }
 
     static func fields(from members: JSONObject, mode: WriteMode, fieldPrefix: String) throws -> TransactionFields {
