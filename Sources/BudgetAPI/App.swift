@@ -46,6 +46,10 @@ public enum BudgetApp {
     /// Routes that answer without a token, so that orchestrators can probe the server (docs/operations.md).
     public static let openPaths: Set<String> = ["/health", "/ready"]
 
+    /// The routes that take bodies over the server's 1 MiB default, with their limits: pass to
+    /// `Limits.maxBodyBytesByPath` (docs/operations.md, Limits).
+    public static let maxBodyBytesByPath = [StatementImport.path: StatementImport.maxBodyBytes]
+
     /// Headers a browser app may read from our answers (docs/json-server.md).
     static let exposedHeaders = ["X-Total-Count", "Link", "Location", "ETag", "X-Sync-Seq", "Idempotent-Replayed", "Retry-After"]
 

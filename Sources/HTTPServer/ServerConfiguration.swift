@@ -34,6 +34,9 @@ public struct Limits: Sendable {
     public var maxHeaderBytes: Int
     /// Largest decoded body; larger → 413.
     public var maxBodyBytes: Int
+    /// Paths whose requests may carry a larger body than `maxBodyBytes`, with their own limit, e.g. an upload
+    /// route; matched exactly against the request target's decoded path.
+    public var maxBodyBytesByPath: [String: Int] = [:]
     /// From a request's first byte until it is complete; slower → 408 and close.
     public var requestTimeout: Duration
     /// Keep-alive connection with no request under way; longer → closed silently.
@@ -58,5 +61,10 @@ public struct Limits: Sendable {
         self.maxHeaderCount = maxHeaderCount
         self.maxRequestsPerConnection = maxRequestsPerConnection
         self.maxConnections = maxConnections
+    }
+
+    /// The largest body a request to `path` may carry.
+    public func maxBodyBytes(forPath path: String) -> Int {
+        maxBodyBytesByPath[path] ?? maxBodyBytes
     }
 }

@@ -69,18 +69,43 @@ extension Int16: PostgresInteger {}
 /// Arrays are sent as PostgreSQL array literals, e.g. for `WHERE id = ANY(\(ids))`.
 extension Array: PostgresEncodable where Element: PostgresEncodable {
     public var postgresText: String {
-        // Every element is double-quoted with `"` and `\` escaped, so commas, braces and
-        // the word NULL inside a value stay data (PostgreSQL array input syntax, §8.15.6).
-        // By scalar, as PostgreSQL reads the text: a `"` followed by a combining mark or an emoji modifier
-        // (`"🏻`) is one Swift Character that equals no quote, yet PostgreSQL still sees the `"`.
-        let elements = map { element -> String in
-            var quoted = "\""
-            for scalar in element.postgresText.unicodeScalars {
-                if scalar == "\"" || scalar == "\\" { quoted.unicodeScalars.append("\\") }
-                quoted.unicodeScalars.append(scalar)
-            }
-            return quoted + "\""
+        var literal = PostgresArrayLiteral()
+        for element in self { literal.append(element.postgresText) }
+        return literal.postgresText
+    }
+}
+
+/// A PostgreSQL array literal built one element at a time, so that many values (an import's column) travel as
+/// one parameter without an array of them held first.
+///
+/// Every element is double-quoted with `"` and `\` escaped, so commas, braces and the word NULL inside a value
+/// stay data (PostgreSQL array input syntax, §8.15.6). Escaping works on UTF-8 bytes: both are ASCII, and no
+/// byte of a multi-byte character is ASCII, so a `"` followed by a combining mark, one Swift Character, is
+/// still escaped as PostgreSQL, which reads bytes, needs.
+public struct PostgresArrayLiteral: PostgresEncodable {
+    private var bytes: [UInt8] = [UInt8(ascii: "{")]
+    public private(set) var count = 0
+
+    public init() {}
+
+    public mutating func append(_ element: some StringProtocol) {
+        if count > 0 { bytes.append(UInt8(ascii: ",")) }
+        count += 1
+        bytes.append(UInt8(ascii: "\""))
+        for byte in element.utf8 {
+            if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") { bytes.append(UInt8(ascii: "\\")) }
+            bytes.append(byte)
         }
-        return "{" + elements.joined(separator: ",") + "}"
+        bytes.append(UInt8(ascii: "\""))
+    }
+
+    public mutating func appendNull() {
+        if count > 0 { bytes.append(UInt8(ascii: ",")) }
+        count += 1
+        bytes += Array("NULL".utf8)
+    }
+
+    public var postgresText: String {
+        String(decoding: bytes + [UInt8(ascii: "}")], as: UTF8.self)
     }
 }

@@ -92,6 +92,7 @@ struct Serve: AsyncParsableCommand {
         keepFreedHeapMemory()
         let logger = makeLogger(level: try database.resolvedLogLevel(), format: try LogFormat.resolve(logFormat))
         var configuration = ServerConfiguration()
+        configuration.limits.maxBodyBytesByPath = BudgetApp.maxBodyBytesByPath
         configuration.host = try Setting.resolve(host, environment: "HOST", default: configuration.host)
         configuration.port = try Setting.resolve(port, environment: "PORT", default: configuration.port)
         let poolSize = try Setting.resolve(poolSize, environment: "POOL_SIZE", default: 8)

@@ -57,6 +57,7 @@ public final class TestApp: Sendable {
         var serverConfiguration = ServerConfiguration()
         serverConfiguration.port = 0
         serverConfiguration.limits.requestTimeout = .seconds(2)
+        serverConfiguration.limits.maxBodyBytesByPath = BudgetApp.maxBodyBytesByPath
         service = BudgetApp.makeService(pool: pool, streamPool: streamPool, migrator: migrator, options: options, logger: Self.logger)
         server = Server(configuration: serverConfiguration, logger: Self.logger, handlerForLoop: service.handlerForLoop)
         port = try server.start()

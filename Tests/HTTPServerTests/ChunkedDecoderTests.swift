@@ -2,7 +2,7 @@
 import Testing
 
 func decodeChunked(_ raw: String, limits: Limits = Limits()) -> ParseResult<[UInt8]> {
-    Array(raw.utf8).withUnsafeBytes { ChunkedDecoder(limits: limits).decode($0) }
+    Array(raw.utf8).withUnsafeBytes { ChunkedDecoder(limits: limits).decode($0, maxBodyBytes: limits.maxBodyBytes) }
 }
 
 @Suite struct ChunkedDecoderTests {

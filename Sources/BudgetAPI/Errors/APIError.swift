@@ -15,6 +15,8 @@ enum APIError: ProblemConvertible {
     case unsupportedMediaType(received: String?, accepted: [String])
     case notFound(resource: String, id: Int64)
     case conflict(field: String, detail: String)
+    /// A unique key the write would take belongs to the record at `location` (e.g. `/transactions/7`).
+    case taken(field: String, detail: String, location: String)
     /// A concurrent write touched the same records first (serialization failure or deadlock).
     case concurrentWrite
     case invalidFields([Problem.FieldError])
@@ -41,6 +43,8 @@ enum APIError: ProblemConvertible {
             return Problem(.notFound, detail: "\(resource) \(id) does not exist")
         case .conflict(let field, let detail):
             return Problem(.conflict, detail: detail, errors: [.init(field: field, message: detail)])
+        case .taken(let field, let detail, let location):
+            return Problem(.conflict, detail: detail, errors: [.init(field: field, message: detail)], headers: Headers([("Location", location)]))
         case .concurrentWrite:
             return Problem(.conflict, detail: "a concurrent write touched the same records; retry the request")
         case .invalidFields(let errors):

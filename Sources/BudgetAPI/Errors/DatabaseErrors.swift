@@ -32,6 +32,10 @@ extension APIError {
         case (SQLState.uniqueViolation, "categories_pkey"), (SQLState.uniqueViolation, "transactions_pkey"),
              (SQLState.uniqueViolation, "budgets_pkey"):
             self = .conflict(field: "id", detail: "this id is already taken")
+        case (SQLState.uniqueViolation, "transactions_import_id_unique"):
+            // A write that raced another for the same key: the check before each write (TakenKey) names the
+            // record holding it when it can.
+            self = .conflict(field: "importId", detail: TakenKey.importIDDetail)
         case (SQLState.uniqueViolation, "documents_pkey"):
             self = .conflict(field: "id", detail: "this collection already has a record with this id")
         case (SQLState.uniqueViolation, "collections_pkey"):

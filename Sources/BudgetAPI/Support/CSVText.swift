@@ -10,6 +10,10 @@ enum CSVText {
     static let comma = UInt8(ascii: ",")
     static let quote = UInt8(ascii: "\"")
     static let recordEnd: [UInt8] = [13, 10]
+    /// The first characters that make a spreadsheet read a cell as a formula (OWASP, CSV injection): `=`, `+`,
+    /// `-`, `@`, a tab and a carriage return. An export puts `'` before a text cell starting with one; an
+    /// import drops it again (docs/import.md).
+    static let formulaTriggers: Set<UInt8> = [UInt8(ascii: "="), UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "@"), 9, 13]
 
     /// Appends `field` as it is, quoted if it must be. For names and values the server wrote itself
     /// (numbers, dates), which never start a formula.
@@ -21,7 +25,7 @@ enum CSVText {
     /// carriage return is one a spreadsheet may run as a formula (OWASP, "CSV Injection"), so it gets a `'` in
     /// front, which spreadsheets show as text (docs/api.md, CSV).
     static func appendText(_ text: UnsafeRawBufferPointer, to output: inout [UInt8]) {
-        append(text, defused: text.first.map(startsFormula) ?? false, to: &output)
+        append(text, defused: startsFormula(text), to: &output)
     }
 
     /// Concrete over the column's bytes, not generic, and copying runs whole as `JSONQuoting` does: this is
@@ -58,8 +62,10 @@ enum CSVText {
         byte == comma || byte == quote || byte == 13 || byte == 10
     }
 
-    private static func startsFormula(_ byte: UInt8) -> Bool {
-        byte == UInt8(ascii: "=") || byte == UInt8(ascii: "+") || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "@")
-            || byte == 9 || byte == 13
+    /// Whether `text` starts with a formula character, after any `'`s: a text that really starts with `'=` gets
+    /// one more `'` too, so that an import, which drops one, reads it back as it was.
+    private static func startsFormula(_ text: UnsafeRawBufferPointer) -> Bool {
+        guard let first = text.first(where: { $0 != UInt8(ascii: "'") }) else { return false }
+        return formulaTriggers.contains(first)
     }
 }

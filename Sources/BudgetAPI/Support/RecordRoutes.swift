@@ -54,6 +54,7 @@ struct RecordRoutes<Resource: TypedResource>: Sendable {
         }
         guard invalid.isEmpty else { throw APIError.invalidFields(invalid) }
         guard isArray else {
+            try await refuseTakenKey(allFields[0], excluding: nil, database: database)
             guard let record = try await database.write(Resource.insert(allFields[0], clock: clock), rendering: Resource.shape.record) else {
                 preconditionFailure("INSERT … RETURNING answered no row")
             }
@@ -61,6 +62,7 @@ struct RecordRoutes<Resource: TypedResource>: Sendable {
         }
         let records = try await database.transaction { [allFields, clock] connection in
             try allFields.map { fields in
+                if let key = Resource.takenKey(fields, excluding: nil) { try key.refuse(connection.query(key.holder)) }
                 guard let record = try connection.write(Resource.insert(fields, clock: clock), rendering: Resource.shape.record) else {
                     preconditionFailure("INSERT … RETURNING answered no row")
                 }
@@ -75,6 +77,7 @@ struct RecordRoutes<Resource: TypedResource>: Sendable {
         let id = try recordID(request)
         let fields = try Resource.fields(from: try RequestBody.object(request), mode: .complete, fieldPrefix: "")
         try checkBodyID(Resource.id(of: fields), matches: id)
+        try await refuseTakenKey(fields, excluding: id, database: database)
         guard let record = try await database.write(Resource.replace(id: id, with: fields, clock: clock), rendering: Resource.shape.record) else {
             preconditionFailure("INSERT … ON CONFLICT … RETURNING answered no row")
         }
@@ -87,6 +90,7 @@ struct RecordRoutes<Resource: TypedResource>: Sendable {
         let members = try RequestBody.object(request, accepting: [RequestBody.json, RequestBody.mergePatch])
         let fields = try Resource.fields(from: members, mode: .partial, fieldPrefix: "")
         try checkBodyID(Resource.id(of: fields), matches: id)
+        try await refuseTakenKey(fields, excluding: id, database: database)
         guard let record = try await database.write(Resource.update(id: id, with: fields), rendering: Resource.shape.record) else {
             throw APIError.notFound(resource: Resource.recordName, id: id)
         }
@@ -107,6 +111,13 @@ struct RecordRoutes<Resource: TypedResource>: Sendable {
         var response = Response.json(record.json, status: .created)
         response.headers.replaceOrAdd("Location", "/\(Resource.collection)/\(record.id)")
         return response
+    }
+
+    /// 409 with `Location` when another record holds a unique key the write would take (`TakenKey`); a write
+    /// that races this check still meets the key's unique index, and its 409 then names no record.
+    private func refuseTakenKey(_ fields: Resource.Fields, excluding id: Int64?, database: Database) async throws {
+        guard let key = Resource.takenKey(fields, excluding: id) else { return }
+        try key.refuse(await database.query(key.holder))
     }
 
     private func checkBodyID(_ bodyID: Int64?, matches id: Int64) throws {

@@ -42,6 +42,9 @@ protocol TypedResource: Sendable {
     static func delete(id: Int64) -> Query
     /// A seed's record under its id (or the next server id), with the times and version an export wrote.
     static func seedInsert(_ record: SeedRecord<Fields>, clock: CivilClock) -> Query
+    /// The unique key `fields` would take that another record (other than `id`) may hold already, checked
+    /// before the write so that its 409 names that record; nil (the default) when the fields set none.
+    static func takenKey(_ fields: Fields, excluding id: Int64?) -> TakenKey?
 
     /// Mounts the resource's routes: by default `RecordRoutes`, the collection and its records.
     static func register(in router: inout Router<Database>, clock: CivilClock)
@@ -49,6 +52,8 @@ protocol TypedResource: Sendable {
 
 extension TypedResource {
     static var joins: Query { "" }
+
+    static func takenKey(_ fields: Fields, excluding id: Int64?) -> TakenKey? { nil }
 
     /// The table under its alias, e.g. `transactions t`: the stored and kept members read from it alone.
     static var table: Query { "\(unsafeSQL: collection) \(unsafeSQL: alias)" }
@@ -153,6 +158,26 @@ struct ListSource: Sendable {
     var parameters: Set<String> = []
     /// For CSV, text read once per answer for a member of `element`'s record (`CellLookup`).
     var lookup: CellLookup?
+}
+
+/// A unique key a write would take, and how to find the record that holds it already.
+struct TakenKey: Sendable {
+    static let importIDDetail = "a transaction with this importId already exists (Location names it); a deleted one frees it"
+
+    /// The member, e.g. `importId`.
+    let field: String
+    let detail: String
+    /// Answers the id of the record holding the key, if one does.
+    let holder: Query
+    /// The collection the holder belongs to, for its `Location`.
+    let collection: String
+
+    /// Throws the 409 naming the holder when `result` (of `holder`) found one.
+    func refuse(_ result: QueryResult) throws {
+        guard result.count > 0 else { return }
+        let id = try result[0].decode(Int64.self, at: 0)
+        throw APIError.taken(field: field, detail: detail, location: "/\(collection)/\(id)")
+    }
 }
 
 /// A typed record of a seed file, with the bookkeeping an export wrote, so that export → seed → export is unchanged.

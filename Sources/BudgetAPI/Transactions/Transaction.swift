@@ -11,6 +11,8 @@ struct TransactionFields: Sendable {
     var date: String?
     /// Absent (`.none`), cleared (`.some(nil)`) or set.
     var note: String??
+    /// The row's key in the bank statement it came from (docs/import.md): absent, cleared or set, as `note`.
+    var importID: String??
 
     static let known = TransactionRecord.shape.writableNames
     /// Server-kept fields that clients may send back, and `_expand`'s; writes ignore them.
@@ -43,6 +45,11 @@ struct TransactionFields: Sendable {
         } else if let text = reader.string("note", length: 0...2000) {
             note = .some(text)
         }
+        if reader.isNull("importId") {
+            importID = .some(nil)
+        } else if let text = reader.string("importId", length: 1...100) {
+            importID = .some(text)
+        }
         guard reader.errors.isEmpty else { throw APIError.invalidFields(reader.errors) }
     }
 }
@@ -58,6 +65,7 @@ enum TransactionRecord {
         RecordField("amount", "t.amount", .money, .stored, isSearchable: true),
         RecordField("date", "t.date", .date, .stored),
         RecordField("note", "t.note", .text, .stored, isSearchable: true),
+        RecordField("importId", "t.import_id", .text, .stored),
         RecordField("createdAt", "t.created_at", .timestamp, .kept),
         RecordField("updatedAt", "t.updated_at", .timestamp, .kept),
         RecordField("version", "t.version", .integer, .kept),

@@ -17,24 +17,30 @@ enum TransactionQueries {
     static func insert(_ fields: TransactionFields, today: Query) -> Query {
         """
         WITH t AS (
-            INSERT INTO transactions (id, category_id, title, amount, date, note)
+            INSERT INTO transactions (id, category_id, title, amount, date, note, import_id)
             VALUES (coalesce(\(fields.id)::bigint, nextval('transactions_id_seq')), \(fields.categoryID), \(fields.title),
-                    \(fields.amount), coalesce(\(fields.date)::date, \(today)), \(fields.note ?? nil)::text)
+                    \(fields.amount), coalesce(\(fields.date)::date, \(today)), \(fields.note ?? nil)::text,
+                    \(fields.importID ?? nil)::text)
             RETURNING *)
         SELECT t.id, true, \(answer)
         """
     }
 
     /// PUT: replaces the transaction with this id, or creates it under this id; the first column says which.
+    ///
+    /// A body without `importId` keeps the stored one (`null` clears it): clients that predate the member
+    /// replace records without knowing it, and must not free the key that keeps a statement from being
+    /// imported twice (docs/import.md).
     static func replace(id: Int64, with fields: TransactionFields, today: Query) -> Query {
-        """
+        let importID: Query = fields.importID == nil ? "" : ", import_id = excluded.import_id"
+        return """
         WITH t AS (
-            INSERT INTO transactions AS existing (id, category_id, title, amount, date, note)
+            INSERT INTO transactions AS existing (id, category_id, title, amount, date, note, import_id)
             VALUES (\(id), \(fields.categoryID), \(fields.title), \(fields.amount),
-                    coalesce(\(fields.date)::date, \(today)), \(fields.note ?? nil)::text)
+                    coalesce(\(fields.date)::date, \(today)), \(fields.note ?? nil)::text, \(fields.importID ?? nil)::text)
             ON CONFLICT (id) DO UPDATE
                 SET category_id = excluded.category_id, title = excluded.title, amount = excluded.amount,
-                    date = excluded.date, note = excluded.note,
+                    date = excluded.date, note = excluded.note\(importID),
                     version = existing.version + 1, updated_at = now()
             RETURNING *, xmax = 0 AS inserted)
         SELECT t.id, t.inserted, \(answer)
@@ -49,6 +55,7 @@ enum TransactionQueries {
         if let amount = fields.amount { assignments.append("amount = \(amount)") }
         if let date = fields.date { assignments.append("date = \(date)::date") }
         if let note = fields.note { assignments.append("note = \(note)::text") }
+        if let importID = fields.importID { assignments.append("import_id = \(importID)::text") }
         return Transactions.updateStatement(id: id, setting: assignments)
     }
 }
@@ -58,9 +65,10 @@ extension TransactionQueries {
     static func seedInsert(_ record: SeedRecord<TransactionFields>, today: Query) -> Query {
         let fields = record.fields
         return """
-            INSERT INTO transactions (id, category_id, title, amount, date, note, created_at, updated_at, version)
+            INSERT INTO transactions (id, category_id, title, amount, date, note, import_id, created_at, updated_at, version)
             VALUES (coalesce(\(fields.id)::bigint, nextval('transactions_id_seq')), \(fields.categoryID), \(fields.title),
                     \(fields.amount), coalesce(\(fields.date)::date, \(today)), \(fields.note ?? nil)::text,
+                    \(fields.importID ?? nil)::text,
                     coalesce(\(record.createdAt)::timestamptz, now()), coalesce(\(record.updatedAt)::timestamptz, now()),
                     coalesce(\(record.version)::integer, 1))
             """

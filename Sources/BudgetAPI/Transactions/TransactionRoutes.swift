@@ -37,9 +37,18 @@ struct Transactions: CategoryChild {
         TransactionQueries.seedInsert(record, today: clock.today)
     }
 
+    static func takenKey(_ fields: TransactionFields, excluding id: Int64?) -> TakenKey? {
+        guard case .some(.some(let importID)) = fields.importID else { return nil }
+        return TakenKey(
+            field: "importId", detail: TakenKey.importIDDetail,
+            holder: "SELECT id FROM transactions WHERE import_id = \(importID) AND id IS DISTINCT FROM \(id)::bigint",
+            collection: collection)
+    }
+
     /// The collection and its records, and a category's transactions under it.
     static func register(in router: inout Router<Database>, clock: CivilClock) {
         RecordRoutes<Transactions>(clock: clock).register(in: &router)
+        StatementImport().register(in: &router)
         CategoryChildRoutes<Transactions>(clock: clock).register(in: &router)
     }
 }

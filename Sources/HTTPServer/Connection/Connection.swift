@@ -149,7 +149,7 @@ final class Connection {
             input.removeFirst(length)
             return body
         case .chunked:
-            switch input.withUnsafeBytes({ loop.decoder.decode($0) }) {
+            switch input.withUnsafeBytes({ loop.decoder.decode($0, maxBodyBytes: loop.limits.maxBodyBytes(forPath: head.components.path)) }) {
             case .incomplete:
                 sendContinueIfWanted(head)
                 return nil
@@ -308,5 +308,5 @@ final class Connection {
 
 extension Limits {
     /// The most a connection buffers while its handler runs: one maximal request.
-    var maxBufferedBytes: Int { maxRequestLineBytes + maxHeaderBytes + maxBodyBytes }
+    var maxBufferedBytes: Int { maxRequestLineBytes + maxHeaderBytes + maxBodyBytesByPath.values.reduce(maxBodyBytes, max) }
 }

@@ -9,7 +9,8 @@ struct ChunkedDecoder {
     /// Longest chunk-size line accepted, extensions included.
     static let maxChunkLineBytes = 4096
 
-    func decode(_ bytes: UnsafeRawBufferPointer) -> ParseResult<[UInt8]> {
+    /// - Parameter maxBodyBytes: the request's limit (`Limits.maxBodyBytes(forPath:)`).
+    func decode(_ bytes: UnsafeRawBufferPointer, maxBodyBytes: Int) -> ParseResult<[UInt8]> {
         let scanner = LineScanner(bytes: bytes)
         var body: [UInt8] = []
         var position = 0
@@ -32,7 +33,7 @@ struct ChunkedDecoder {
             if size == 0 {
                 return trailers(bytes, from: position, body: body)
             }
-            guard size <= limits.maxBodyBytes - body.count else { return .invalid(tooLarge) }
+            guard size <= maxBodyBytes - body.count else { return .invalid(.bodyTooLarge(maxBodyBytes)) }
             guard bytes.count >= position + size + 2 else { return .incomplete }
             guard bytes[position + size] == ASCII.cr, bytes[position + size + 1] == ASCII.lf else {
                 return .invalid(.malformed("Chunk data must be followed by CRLF."))
@@ -42,17 +43,13 @@ struct ChunkedDecoder {
         }
     }
 
-    private var tooLarge: Problem {
-        Problem(.payloadTooLarge, detail: "The body exceeds \(limits.maxBodyBytes) bytes.")
-    }
-
     /// `chunk-size [ chunk-ext ]`: hex digits, then nothing or `;` extensions (with optional BWS before it).
     private func chunkSize(_ bytes: UnsafeRawBufferPointer, _ line: Range<Int>) -> Result<Int, Problem> {
         var index = line.lowerBound
         var size = 0
         while index < line.upperBound, let digit = hexValue(bytes[index]) {
             // More than 15 hex digits would overflow; no allowed body gets near that.
-            guard index - line.lowerBound < 15 else { return .failure(tooLarge) }
+            guard index - line.lowerBound < 15 else { return .failure(.bodyTooLarge(limits.maxBodyBytes)) }
             size = size << 4 | Int(digit)
             index += 1
         }

@@ -23,8 +23,9 @@ extension RequestParser {
         } else if head.headers.contains("Content-Length") {
             head.framing = .length(try contentLength(lengths))
         }
-        if case .length(let length) = head.framing, length > limits.maxBodyBytes {
-            throw Problem(.payloadTooLarge, detail: "The body exceeds \(limits.maxBodyBytes) bytes.")
+        let maxBodyBytes = limits.maxBodyBytes(forPath: head.components.path)
+        if case .length(let length) = head.framing, length > maxBodyBytes {
+            throw Problem.bodyTooLarge(maxBodyBytes)
         }
         if !head.isHTTP10, let expect = head.headers["Expect"], expect.lowercased() == "100-continue" {
             head.expectsContinue = head.framing != .none && head.framing != .length(0)
@@ -40,7 +41,7 @@ extension RequestParser {
             throw .malformed("Content-Length must be a decimal number.")
         }
         guard first.utf8.count <= 18, let length = Int(first) else {
-            throw Problem(.payloadTooLarge, detail: "The body exceeds \(limits.maxBodyBytes) bytes.")
+            throw Problem.bodyTooLarge(limits.maxBodyBytes)
         }
         return length
     }

@@ -32,6 +32,11 @@ extension Problem {
     static func malformed(_ detail: String) -> Problem {
         Problem(.badRequest, detail: detail)
     }
+
+    /// A 413 for a body over the request's limit.
+    static func bodyTooLarge(_ limit: Int) -> Problem {
+        Problem(.payloadTooLarge, detail: "The body exceeds \(limit) bytes.")
+    }
 }
 
 /// Byte constants and classes from RFC 9110 §5.6.2 and RFC 5234 appendix B.
