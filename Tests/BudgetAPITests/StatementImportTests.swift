@@ -268,6 +268,26 @@ extension TestApp {
         }
     }
 
+    /// README.md, "Importing a bank statement": the example file, imported twice, answers what the README shows.
+    @Test func theReadmesStatementImportsOnceThenOnlyDuplicates() async throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let readme = try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
+        let section = try #require(readme.range(of: "## Importing a bank statement")).upperBound
+        let answers = readme[section...].components(separatedBy: "```json\n").dropFirst().prefix(2).map { $0.components(separatedBy: "\n```")[0] }
+        let statement = try Array(Data(contentsOf: root.appendingPathComponent("examples/statement.csv")))
+        try await TestApp.with { app in
+            let categories = #"[{"title":"Groceries","amount":400},{"title":"Rent","amount":1200},{"title":"Eating out","amount":150}]"#
+            #expect(try await app.request("POST", "/categories", json: categories).status == 201)
+            let first = try await app.importStatement(statement)
+            #expect(first.status == 201)
+            #expect(first.text == answers.first)
+            let second = try await app.importStatement(statement)
+            #expect(second.status == 200)
+            #expect(second.text == answers.last)
+            #expect(try await app.scalar("SELECT string_agg(title, '|' ORDER BY id) FROM transactions") == #"Supermarket|November rent|Bakery|Bakery|Pizza "Roma""#)
+        }
+    }
+
     @Test func unknownParametersAndBadOptionsAre400() async throws {
         try await Self.withCategories { app in
             for query in ["?delimter=;", "?dateFormat=YYYY", "?decimal=;", "?category=abc", "?dryRun=yes", "?columns=date"] {

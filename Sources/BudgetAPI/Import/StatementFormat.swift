@@ -25,7 +25,8 @@ struct StatementFormat: Sendable, Equatable {
     init(query: [(name: String, value: String)]) throws {
         headerNames = Dictionary(uniqueKeysWithValues: Self.memberNames.map { ($0, $0.lowercased()) })
         var seen: Set<String> = []
-        for (name, value) in query {
+        // Names starting with `_` are the server's own, such as `_delay` (docs/json-server.md).
+        for (name, value) in query where !name.hasPrefix("_") {
             guard Self.parameterNames.contains(name) else {
                 throw APIError.invalidParameter(name, "is not a parameter of an import; known: \(Self.parameterNames.sorted().joined(separator: ", "))")
             }
@@ -54,9 +55,6 @@ struct StatementFormat: Sendable, Equatable {
             default:
                 preconditionFailure("a parameter in parameterNames without a case")
             }
-        }
-        if delimiter == decimalSeparator {
-            throw APIError.invalidParameter("delimiter", "must differ from the decimal separator")
         }
     }
 

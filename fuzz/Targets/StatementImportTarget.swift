@@ -1,0 +1,82 @@
+@testable import BudgetAPI
+import HTTPServer
+
+// Bank statements (docs/import.md): the CSV reader and the row validation of POST /transactions/import,
+// on any bytes, under a format the input's first byte picks. No database: categories are resolved later.
+
+@_cdecl("LLVMFuzzerTestOneInput")
+public func testOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
+    let bytes = Array(UnsafeRawBufferPointer(start: data, count: size))
+    guard let selector = bytes.first else { return 0 }
+    let statement = Array(bytes.dropFirst())
+    StatementImportTarget.checkReader(statement, delimiter: selector & 1 == 0 ? UInt8(ascii: ",") : UInt8(ascii: ";"))
+    StatementImportTarget.checkRows(statement, format: StatementImportTarget.format(selector))
+    return 0
+}
+
+enum StatementImportTarget {
+    /// One of the formats a bank might use, by the selector's bits.
+    static func format(_ selector: UInt8) -> StatementFormat {
+        var query: [(name: String, value: String)] = []
+        if selector & 1 != 0 { query.append(("delimiter", ";")) }
+        if selector & 2 != 0 { query.append(("decimal", ",")) }
+        if selector & 4 != 0 { query.append(("dateFormat", "DD.MM.YYYY")) }
+        if selector & 8 != 0 { query.append(("category", "3")) }
+        if selector & 16 != 0 { query.append(("columns", "date:Buchungstag,amount:Betrag")) }
+        do {
+            return try StatementFormat(query: query)
+        } catch {
+            fatalError("invariant: a fixed format was refused: \(error)")
+        }
+    }
+
+    /// What the reader reads, written back as RFC 4180 and read again, is the same records; every line it
+    /// names is one the input has.
+    static func checkReader(_ bytes: [UInt8], delimiter: UInt8) {
+        let lineCount = bytes.count { $0 == 10 || $0 == 13 } + 1
+        let records: [CSVReader.Record]
+        do {
+            records = try CSVReader.records(bytes, delimiter: delimiter)
+        } catch {
+            invariant((1...lineCount).contains(error.line), "failure on line \(error.line) of \(lineCount)")
+            return
+        }
+        var lastLine = 0
+        for record in records {
+            invariant(record.line > lastLine && record.line <= lineCount, "record line \(record.line) after \(lastLine), of \(lineCount)")
+            invariant(!record.cells.contains { $0.utf8.contains(0) }, "a cell holds NUL")
+            lastLine = record.line
+        }
+        guard delimiter == UInt8(ascii: ",") else { return }
+        // A record of one empty cell is a blank line, which the reader skips: nothing to compare it with.
+        let kept = records.map(\.cells).filter { $0 != [""] }
+        var written = CSVText()
+        for cells in kept { written.append(cells) }
+        guard let again = try? CSVReader.records(written.bytes) else { fatalError("invariant: written CSV does not read back") }
+        invariant(again.map(\.cells) == kept, "written CSV reads back as other records")
+    }
+
+    /// A statement is either refused with errors that name lines of the input, or read into as many rows as it
+    /// has records after the header, each with an import id of at most 100 characters, none twice among the
+    /// derived ones.
+    static func checkRows(_ bytes: [UInt8], format: StatementFormat) {
+        let rows = StatementRows(csv: bytes, format: format)
+        let lineCount = bytes.count { $0 == 10 || $0 == 13 } + 1
+        guard rows.errors.isEmpty else {
+            invariant(rows.errors.entries.allSatisfy { (1...lineCount).contains($0.line) }, "an error names a line the input lacks")
+            return
+        }
+        guard let records = try? CSVReader.records(bytes, delimiter: format.delimiter) else {
+            fatalError("invariant: rows were read from a statement the reader refuses")
+        }
+        invariant(rows.count == records.count - 1, "\(rows.count) rows from \(records.count) records")
+        invariant(rows.importIDs.count == rows.count && rows.titles.count == rows.count && rows.amounts.count == rows.count,
+                  "columns of unequal length")
+        invariant(rows.importIDs.allSatisfy { (1...100).contains($0.unicodeScalars.count) }, "an import id out of 1...100 characters")
+        // Without an importId column every id is derived, and the occurrence count keeps them apart.
+        if let header = records.first, !header.cells.contains(where: { $0.trimmed.lowercased() == "importid" }) {
+            invariant(Set(rows.importIDs).count == rows.count, "a derived import id twice")
+        }
+        invariant(rows.categoryIndexes.allSatisfy { Int($0) < rows.categories.count }, "a category index out of range")
+    }
+}
