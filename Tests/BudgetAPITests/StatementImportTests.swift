@@ -226,7 +226,7 @@ extension TestApp {
     @Test func twoImportsOfOneFileRacingCreateEachRowOnce() async throws {
         try await Self.withCategories { app in
             var statement = "date,amount,title,category\n"
-            for index in 0..<2000 { statement += "2026-11-\(index % 28 + 1),-\(index % 90 + 1).00,Row \(index),Groceries\n" }
+            for index in 0..<6000 { statement += "2026-11-\(index % 28 + 1),-\(index % 90 + 1).00,Row \(index),Groceries\n" }
             let bytes = Array(statement.utf8)
             async let first = app.importStatement(bytes)
             async let second = app.importStatement(bytes)
@@ -234,10 +234,10 @@ extension TestApp {
             #expect(answers.allSatisfy { $0.status == 201 || $0.status == 200 }, "\(answers.map(\.status))")
             let created = answers.map { $0.object["created"] as? Int ?? -1 }
             let duplicates = answers.map { $0.object["duplicates"] as? Int ?? -1 }
-            #expect(created.reduce(0, +) == 2000, "created \(created)")
-            #expect(zip(created, duplicates).allSatisfy { $0 + $1 == 2000 })
-            #expect(try await app.scalar("SELECT count(*) FROM transactions") == "2000")
-            #expect(try await app.scalar("SELECT count(DISTINCT import_id) FROM transactions") == "2000")
+            #expect(created.reduce(0, +) == 6000, "created \(created)")
+            #expect(zip(created, duplicates).allSatisfy { $0 + $1 == 6000 })
+            #expect(try await app.scalar("SELECT count(*) FROM transactions") == "6000")
+            #expect(try await app.scalar("SELECT count(DISTINCT import_id) FROM transactions") == "6000")
         }
     }
 

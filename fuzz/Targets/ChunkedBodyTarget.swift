@@ -21,7 +21,7 @@ struct ChunkedBodyTarget {
     let limits: Limits
 
     func decode(_ bytes: UnsafeRawBufferPointer) -> ParseResult<[UInt8]> {
-        ChunkedDecoder(limits: limits).decode(bytes)
+        ChunkedDecoder(limits: limits).decode(bytes, maxBodyBytes: limits.maxBodyBytes)
     }
 
     func decodePrefix(_ input: UnsafeRawBufferPointer, _ count: Int) -> ParseResult<[UInt8]> {

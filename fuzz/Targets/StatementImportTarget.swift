@@ -58,25 +58,28 @@ enum StatementImportTarget {
 
     /// A statement is either refused with errors that name lines of the input, or read into as many rows as it
     /// has records after the header, each with an import id of at most 100 characters, none twice among the
-    /// derived ones.
+    /// derived ones; a second pass reads the same rows (an import reads its statement twice).
     static func checkRows(_ bytes: [UInt8], format: StatementFormat) {
-        let rows = StatementRows(csv: bytes, format: format)
+        let statement = StatementRows(csv: bytes, format: format)
+        var rows: [StatementRows.Row] = []
+        let errors = statement.forEachRow { rows.append($0) }
         let lineCount = bytes.count { $0 == 10 || $0 == 13 } + 1
-        guard rows.errors.isEmpty else {
-            invariant(rows.errors.entries.allSatisfy { (1...lineCount).contains($0.line) }, "an error names a line the input lacks")
+        guard errors.isEmpty else {
+            invariant(errors.entries.allSatisfy { (1...lineCount).contains($0.line) }, "an error names a line the input lacks")
             return
         }
         guard let records = try? CSVReader.records(bytes, delimiter: format.delimiter) else {
             fatalError("invariant: rows were read from a statement the reader refuses")
         }
         invariant(rows.count == records.count - 1, "\(rows.count) rows from \(records.count) records")
-        invariant(rows.importIDs.count == rows.count && rows.titles.count == rows.count && rows.amounts.count == rows.count,
-                  "columns of unequal length")
-        invariant(rows.importIDs.allSatisfy { (1...100).contains($0.unicodeScalars.count) }, "an import id out of 1...100 characters")
+        invariant(rows.allSatisfy { (1...100).contains($0.importID.unicodeScalars.count) }, "an import id out of 1...100 characters")
+        invariant(rows.allSatisfy { (1...200).contains($0.title.unicodeScalars.count) }, "a title out of 1...200 characters")
         // Without an importId column every id is derived, and the occurrence count keeps them apart.
         if let header = records.first, !header.cells.contains(where: { $0.trimmed.lowercased() == "importid" }) {
-            invariant(Set(rows.importIDs).count == rows.count, "a derived import id twice")
+            invariant(Set(rows.map(\.importID)).count == rows.count, "a derived import id twice")
         }
-        invariant(rows.categoryIndexes.allSatisfy { Int($0) < rows.categories.count }, "a category index out of range")
+        var again: [String] = []
+        _ = statement.forEachRow { again.append($0.importID) }
+        invariant(again == rows.map(\.importID), "a second pass reads other rows")
     }
 }

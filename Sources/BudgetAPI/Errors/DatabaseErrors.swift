@@ -35,7 +35,7 @@ extension APIError {
         case (SQLState.uniqueViolation, "transactions_import_id_unique"):
             // A write that raced another for the same key: the check before each write (TakenKey) names the
             // record holding it when it can.
-            self = .conflict(field: "importId", detail: TakenKey.importIDDetail)
+            self = .conflict(field: "importId", detail: TransactionRecord.importIDTaken)
         case (SQLState.uniqueViolation, "documents_pkey"):
             self = .conflict(field: "id", detail: "this collection already has a record with this id")
         case (SQLState.uniqueViolation, "collections_pkey"):

@@ -135,7 +135,7 @@ struct CSVReader {
             if byte == Self.lf || (byte == Self.cr && !(position + 1 < bytes.count && bytes[position + 1] == Self.lf)) { line += 1 }
             position += 1
         }
-        let text = try Self.text(cell, line: recordLine)
+        let text = try cell.withUnsafeBufferPointer { buffer throws(Failure) in try Self.text(buffer, line: recordLine) }
         guard position < bytes.count else { return (text, true) }
         if bytes[position] == delimiter {
             position += 1
@@ -147,10 +147,11 @@ struct CSVReader {
     }
 
     private func text(_ range: Range<Int>) throws(Failure) -> String {
-        try Self.text(bytes[range], line: line)
+        try bytes.withUnsafeBufferPointer { buffer throws(Failure) in try Self.text(UnsafeBufferPointer(rebasing: buffer[range]), line: line) }
     }
 
-    private static func text(_ cell: some Collection<UInt8>, line: Int) throws(Failure) -> String {
+    /// A cell's text; contiguous bytes, so that validating them takes the standard library's fast path.
+    private static func text(_ cell: UnsafeBufferPointer<UInt8>, line: Int) throws(Failure) -> String {
         if cell.contains(0) { throw .nul(line: line) }
         guard let text = String(validating: cell, as: UTF8.self) else { throw .notUTF8(line: line) }
         return text

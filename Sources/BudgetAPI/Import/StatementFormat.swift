@@ -158,6 +158,7 @@ struct DateFormat: Sendable, Equatable {
 
     /// `cell` as `YYYY-MM-DD`, checked for a real date; days and months may have one digit.
     func isoDay(_ cell: String) -> String? {
+        if self == .iso, CalendarDay(cell) != nil { return cell }
         var (year, month, day) = ("", "", "")
         var rest = Substring(cell)
         for piece in pieces {
@@ -227,5 +228,6 @@ extension StringProtocol {
 }
 
 extension Character {
-    var isASCIIDigit: Bool { isASCII && isNumber }
+    /// `0` to `9` only; `isNumber` would also take other scripts' digits, and asks Unicode's tables to.
+    var isASCIIDigit: Bool { asciiValue.map { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) } ?? false }
 }

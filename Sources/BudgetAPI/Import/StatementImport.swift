@@ -15,16 +15,53 @@ struct StatementImport: Sendable {
     }
 
     func respond(to request: Request, database: Database) async throws -> Response {
-        let format = try StatementFormat(query: request.query)
-        var rows = try Self.rows(of: request, format: format)
-        guard rows.errors.isEmpty else { throw rows.errors }
-        guard rows.count > 0 else { return ImportOutcome(dryRun: format.isDryRun).response }
-        let categoryIDs = rows.categoryIDs(resolved: try await CategoryNames.resolve(rows.categories, database: database))
-        guard rows.errors.isEmpty else { throw rows.errors }
-        if format.isDryRun {
-            return try ImportOutcome(dryRun: rows, existing: await database.query(ImportQueries.existing(rows.importIDs))).response
+        let rows = try Self.rows(of: request, format: try StatementFormat(query: request.query))
+        // First pass: every row valid, and the categories they name.
+        var categories = CategoryReferences()
+        let errors = rows.forEachRow { row in categories.insert(row.category) }
+        guard errors.isEmpty else { throw errors }
+        guard !categories.isEmpty else { return ImportOutcome(isDryRun: rows.format.isDryRun).response }
+        let resolved = try await CategoryNames.resolve(categories, database: database)
+        if resolved.missing > 0 { throw Self.missingCategories(rows, resolved) }
+        let named = categories
+        // Second pass: the rows in batches, written in one transaction (a dry run only asks which exist).
+        let outcome = try await database.transaction { connection in
+            var outcome = ImportOutcome(isDryRun: rows.format.isDryRun)
+            var batch = ImportBatch()
+            let run = { (batch: ImportBatch, outcome: inout ImportOutcome) throws in
+                if outcome.isDryRun {
+                    try outcome.add(batch, existing: connection.query(ImportQueries.existing(batch.importIDs)))
+                } else {
+                    try outcome.add(batch, inserted: connection.query(ImportQueries.insert(batch)))
+                }
+            }
+            _ = try rows.forEachRow { row in
+                batch.append(row, categoryID: resolved.ids[named.index(of: row.category)]!)
+                if batch.count == ImportBatch.capacity {
+                    try run(batch, &outcome)
+                    batch = ImportBatch()
+                }
+            }
+            if batch.count > 0 { try run(batch, &outcome) }
+            return outcome
         }
-        return try ImportOutcome(rows, inserted: await database.query(ImportQueries.insert(rows, categoryIDs: categoryIDs))).response
+        return outcome.response
+    }
+
+    /// The 422 for rows whose category matches none: a third pass, on this failure path only, names their lines.
+    private static func missingCategories(_ rows: StatementRows, _ resolved: ResolvedCategories) -> StatementErrors {
+        var errors = StatementErrors()
+        var categories = CategoryReferences()
+        _ = rows.forEachRow { row in
+            let index = categories.insert(row.category)
+            guard resolved.ids[index] == nil else { return }
+            let message = switch row.category {
+            case .id(let id): "no category has the id \(id)"
+            case .name(let name): "no category has the id or title \(name.debugDescription)"
+            }
+            errors.add(line: row.line, column: "category", message)
+        }
+        return errors
     }
 
     /// The body's rows, read as its media type says (415 for any other).
@@ -48,35 +85,55 @@ struct StatementImport: Sendable {
 }
 
 /// What an import answers: `{"created","duplicates","createdIds","duplicateImportIds"}`, in the file's order.
-struct ImportOutcome {
-    var createdIDs: [Int64] = []
-    /// The rows that would be created by a dry run, which assigns no ids.
-    var wouldCreate = 0
-    var duplicateImportIDs: [String] = []
-    var isDryRun = false
+struct ImportOutcome: Sendable {
+    private(set) var createdIDs: [Int64] = []
+    /// In a dry run, which assigns no ids: the rows that would be created.
+    private var wouldCreate = 0
+    private(set) var duplicateImportIDs: [String] = []
+    let isDryRun: Bool
+    /// The import ids of a dry run's earlier batches that would be created, so that a later row with the same
+    /// id counts as a duplicate, as the insert would find it.
+    private var seen: Set<String> = []
 
-    init(dryRun: Bool) {
-        isDryRun = dryRun
+    init(isDryRun: Bool) {
+        self.isDryRun = isDryRun
     }
 
-    /// From the rows the INSERT answered (id, import_id): a row it did not answer was a duplicate, of a
-    /// transaction already there or of an earlier row of the same file.
-    init(_ rows: StatementRows, inserted: QueryResult) throws {
+    /// A batch the INSERT answered (id, import_id) for: a row it did not answer was a duplicate, of a
+    /// transaction already there or of an earlier row of the file.
+    ///
+    /// The answer comes in the order the rows were inserted, the batch's, so one walk pairs them; should it
+    /// not, the rows are paired by import id instead.
+    mutating func add(_ batch: ImportBatch, inserted: QueryResult) throws {
+        var next = 0
+        var walked: [Int64] = []
+        var skipped: [String] = []
+        for importID in batch.importIDs {
+            if next < inserted.count, try inserted[next].decode(String.self, at: 1) == importID {
+                walked.append(try inserted[next].decode(Int64.self, at: 0))
+                next += 1
+            } else {
+                skipped.append(importID)
+            }
+        }
+        guard next == inserted.count else { return try addUnordered(batch, inserted: inserted) }
+        createdIDs += walked
+        duplicateImportIDs += skipped
+    }
+
+    private mutating func addUnordered(_ batch: ImportBatch, inserted: QueryResult) throws {
         var created: [String: Int64] = [:]
-        created.reserveCapacity(inserted.count)
         for row in inserted { created[try row.decode(String.self, at: 1)] = try row.decode(Int64.self, at: 0) }
-        for importID in rows.importIDs {
+        for importID in batch.importIDs {
             if let id = created.removeValue(forKey: importID) { createdIDs.append(id) } else { duplicateImportIDs.append(importID) }
         }
     }
 
-    /// From the import ids that exist already: every other row, the first time the file names it, would be created.
-    init(dryRun rows: StatementRows, existing: QueryResult) throws {
-        isDryRun = true
-        var taken: Set<String> = []
-        for row in existing { taken.insert(try row.decode(String.self, at: 0)) }
-        for importID in rows.importIDs {
-            if taken.insert(importID).inserted { wouldCreate += 1 } else { duplicateImportIDs.append(importID) }
+    /// A dry run's batch, given the import ids of it that exist already.
+    mutating func add(_ batch: ImportBatch, existing: QueryResult) throws {
+        for row in existing { seen.insert(try row.decode(String.self, at: 0)) }
+        for importID in batch.importIDs {
+            if seen.insert(importID).inserted { wouldCreate += 1 } else { duplicateImportIDs.append(importID) }
         }
     }
 
@@ -99,14 +156,67 @@ struct ImportOutcome {
     }
 }
 
+/// Up to `capacity` rows of a statement as the array parameters of one INSERT, each column one array literal.
+struct ImportBatch: Sendable {
+    /// Rows per statement: a few hundred kilobytes of parameters, however long the file (bench/import).
+    static let capacity = 5000
+
+    private(set) var count = 0
+    private(set) var categoryIDs = PostgresArrayLiteral()
+    private(set) var titles = PostgresArrayLiteral()
+    private(set) var amounts = PostgresArrayLiteral()
+    private(set) var days = PostgresArrayLiteral()
+    private(set) var notes = PostgresArrayLiteral()
+    private(set) var importIDLiteral = PostgresArrayLiteral()
+    /// The rows' import ids in order, which the outcome pairs with what the INSERT answers.
+    private(set) var importIDs: [String] = []
+
+    mutating func append(_ row: StatementRows.Row, categoryID: Int64) {
+        count += 1
+        categoryIDs.append(String(categoryID))
+        titles.append(row.title)
+        amounts.append(row.amount.description)
+        days.append(row.day)
+        if let note = row.note { notes.append(note) } else { notes.appendNull() }
+        importIDLiteral.append(row.importID)
+        importIDs.append(row.importID)
+    }
+}
+
+/// The distinct categories a statement names, each with an index, in first-use order.
+struct CategoryReferences: Sendable {
+    private(set) var all: [StatementRows.CategoryReference] = []
+    private var indexes: [StatementRows.CategoryReference: Int] = [:]
+
+    var isEmpty: Bool { all.isEmpty }
+
+    @discardableResult
+    mutating func insert(_ reference: StatementRows.CategoryReference) -> Int {
+        if let index = indexes[reference] { return index }
+        all.append(reference)
+        indexes[reference] = all.count - 1
+        return all.count - 1
+    }
+
+    func index(of reference: StatementRows.CategoryReference) -> Int {
+        indexes[reference]!
+    }
+}
+
+/// The id of each of a statement's categories, by `CategoryReferences` index; nil where none matched.
+struct ResolvedCategories: Sendable {
+    let ids: [Int64?]
+    var missing: Int { ids.count { $0 == nil } }
+}
+
 /// Category references of a statement (ids, or titles compared ignoring case) resolved to ids.
 enum CategoryNames {
     /// The id each reference names, or nil where no category matches it. A cell that is a number names the
     /// category with that id when there is one, else the category with that title.
-    static func resolve(_ references: [StatementRows.CategoryReference], database: Database) async throws -> [Int64?] {
+    static func resolve(_ references: CategoryReferences, database: Database) async throws -> ResolvedCategories {
         var ids: [Int64] = []
         var names: [String] = []
-        for reference in references {
+        for reference in references.all {
             switch reference {
             case .id(let id): ids.append(id)
             case .name(let name):
@@ -120,27 +230,28 @@ enum CategoryNames {
             let id = try row.decode(Int64.self, at: 0)
             if let name = try row.decode(String?.self, at: 1) { byName[name] = id } else { existing.insert(id) }
         }
-        return references.map { reference in
+        return ResolvedCategories(ids: references.all.map { reference in
             switch reference {
             case .id(let id): existing.contains(id) ? id : nil
             case .name(let name): Int64(name.trimmed).flatMap { existing.contains($0) ? $0 : nil } ?? byName[name]
             }
-        }
+        })
     }
 }
 
 /// The SQL of an import; `transactions_import_id_unique` (migrations/0015) is what makes a row a duplicate.
 enum ImportQueries {
-    /// Inserts every row of the statement in one statement, skipping those whose import id is taken, by a
-    /// transaction already there, one a concurrent import is writing (the insert waits for it), or an earlier
-    /// row of the same file; answers (id, import_id) of the rows it created. `unnest` yields the rows in the
-    /// file's order, and the insert takes them (and their ids) in that order; no sort is asked for.
-    static func insert(_ rows: StatementRows, categoryIDs: PostgresArrayLiteral) -> Query {
+    /// Inserts a batch of rows, skipping those whose import id is taken: by a transaction already there, one a
+    /// concurrent import is writing (the insert waits for it), or an earlier row of the same file; answers
+    /// (id, import_id) of the rows it created. `unnest` yields the rows in the file's order, and the insert
+    /// takes them (and their ids) in that order; no sort is asked for. An import's batches run in one
+    /// transaction, so the file is written whole or not at all.
+    static func insert(_ batch: ImportBatch) -> Query {
         """
         INSERT INTO transactions (category_id, title, amount, date, note, import_id)
         SELECT category_id, title, amount, date, note, import_id
-        FROM unnest(\(categoryIDs)::bigint[], \(rows.titles)::text[], \(rows.amounts)::numeric[], \(rows.dates)::date[],
-                    \(rows.notes)::text[], \(rows.importIDLiteral)::text[])
+        FROM unnest(\(batch.categoryIDs)::bigint[], \(batch.titles)::text[], \(batch.amounts)::numeric[], \(batch.days)::date[],
+                    \(batch.notes)::text[], \(batch.importIDLiteral)::text[])
              AS row (category_id, title, amount, date, note, import_id)
         ON CONFLICT (import_id) WHERE import_id IS NOT NULL DO NOTHING
         RETURNING id, import_id

@@ -1,210 +1,57 @@
 import HTTPServer
-import Postgres
 
-/// A bank statement's rows, validated, as the columns of the import's one INSERT (docs/import.md).
+/// A bank statement's rows, read from CSV or a JSON array and each validated as a `POST /transactions` body
+/// (`TransactionFields`), its errors named by line and column (docs/import.md).
 ///
-/// Each row is checked as a `POST /transactions` body is (`TransactionFields`), its errors named by line and
-/// column; then its values go straight into the statement's array parameters, so the file is held once as
-/// text, not again as one object per row.
-struct StatementRows {
+/// Rows are not kept: `forEachRow` reads the statement again each time it is called, so an import holds the
+/// file once as bytes and one batch of rows at a time, however long the file is (bench/import).
+struct StatementRows: Sendable {
     /// How a row names its category, resolved against the database before the insert (`CategoryNames`).
-    enum CategoryReference: Hashable {
+    enum CategoryReference: Hashable, Sendable {
         case id(Int64)
         /// A cell that is a category's id or, failing that, its title (compared ignoring case).
         case name(String)
     }
 
-    private(set) var count = 0
-    /// Per row: the line it came from, for the errors found once categories are resolved.
-    private(set) var lines: [Int] = []
-    /// Per row: an index into `categories`.
-    private(set) var categoryIndexes: [Int32] = []
-    /// The distinct category references, in first-use order.
-    private(set) var categories: [CategoryReference] = []
-    private var categoryIndex: [CategoryReference: Int32] = [:]
-    private(set) var titles = PostgresArrayLiteral()
-    private(set) var amounts = PostgresArrayLiteral()
-    private(set) var dates = PostgresArrayLiteral()
-    private(set) var notes = PostgresArrayLiteral()
-    private(set) var importIDLiteral = PostgresArrayLiteral()
-    /// Per row, in file order: what the answer's `createdIds` and `duplicateImportIds` are read against.
-    private(set) var importIDs: [String] = []
-    /// How many rows so far had each (date, amount) without an import id: the `n` of derived ones.
-    private var occurrences: [Occurrence: Int] = [:]
-    var errors = StatementErrors()
-
-    private struct Occurrence: Hashable {
+    /// One valid row, its import id given or derived.
+    struct Row {
+        var line: Int
+        var category: CategoryReference
+        var title: String
+        var amount: Money
         var day: String
-        var cents: Int64
+        var note: String?
+        var importID: String
     }
 
-    /// The members a row may have beside the transaction's: `category`, which names one by id or title.
-    private static let ignoredByFields: Set<String> = ["category", "categoryId"]
+    private enum Source: Sendable {
+        case csv([UInt8])
+        case json([JSONValue])
+    }
 
-    /// Reads a CSV statement; a malformed file, or rows that are invalid, are collected in `errors`.
+    private let source: Source
+    let format: StatementFormat
+
     init(csv bytes: [UInt8], format: StatementFormat) {
-        var reader = CSVReader(bytes, delimiter: format.delimiter)
-        do throws(CSVReader.Failure) {
-            guard let header = try reader.next() else {
-                errors.add(line: 1, column: "", "the statement is empty; its first line must name the columns")
-                return
-            }
-            let columns: [Int: String]
-            do {
-                columns = try format.columns(ofHeader: header.cells)
-            } catch {
-                errors = error
-                return
-            }
-            while let record = try reader.next() {
-                if record.cells.count != header.cells.count {
-                    errors.add(line: record.line, column: "", "the row has \(record.cells.count) cells where the header has \(header.cells.count)")
-                    continue
-                }
-                var members = JSONObject()
-                var reported: Set<String> = []
-                for (index, member) in columns {
-                    let cell = Self.undefused(record.cells[index])
-                    guard let value = csvValue(cell, member: member, format: format) else { continue }
-                    guard case .success(let json) = value else {
-                        if case .failure(let error) = value { errors.add(line: record.line, column: member, error.message) }
-                        reported.insert(member)
-                        continue
-                    }
-                    members[member] = json
-                }
-                append(members, line: record.line, format: format, reported: reported)
-            }
-        } catch {
-            errors.add(line: error.line, column: "", error.message)
-        }
+        source = .csv(bytes)
+        self.format = format
     }
 
-    /// Reads a JSON statement: an array of transaction objects, each a line counted from 1.
     init(json elements: [JSONValue], format: StatementFormat) {
-        for (index, element) in elements.enumerated() {
-            guard case .object(let members) = element else {
-                errors.add(line: index + 1, column: "", "must be a transaction object, not \(element.typeName)")
-                continue
-            }
-            append(members, line: index + 1, format: format, reported: [])
-        }
+        source = .json(elements)
+        self.format = format
     }
 
-    /// One cell as the JSON value a transaction body would carry, or why it cannot be one; `nil` for an empty
-    /// optional cell. Dates and amounts are rewritten from the statement's format to ours.
-    private func csvValue(_ cell: String, member: String, format: StatementFormat) -> Result<JSONValue, CellError>? {
-        switch member {
-        case "date":
-            guard let day = format.day(cell) else { return .failure(CellError("must be a date written \(format.dateFormat.pattern)")) }
-            return .success(.string(day))
-        case "amount":
-            guard let text = format.amountText(cell) else {
-                return .failure(CellError("must be an amount such as \(format.decimalSeparator == UInt8(ascii: ",") ? "-1.234,56" : "-1234.56")"))
-            }
-            return .success(.string(text))
-        case "note", "importId", "category":
-            return cell.isEmpty ? nil : .success(.string(cell))
-        default:
-            return .success(.string(cell))
+    /// Calls `body` with every valid row in the file's order, and answers the errors of the invalid ones
+    /// (empty when there are none). Once a row is invalid, later valid rows are only checked, not passed
+    /// on: nothing of an invalid statement is imported.
+    func forEachRow(_ body: (Row) throws -> Void) rethrows -> StatementErrors {
+        var reading = Reading(format: format)
+        switch source {
+        case .csv(let bytes): try reading.readCSV(bytes, body)
+        case .json(let elements): try reading.readJSON(elements, body)
         }
-    }
-
-    /// Why a cell is invalid.
-    struct CellError: Error {
-        let message: String
-        init(_ message: String) { self.message = message }
-    }
-
-    /// Validates one row as a transaction body and appends it, or records its errors; the `reported` members
-    /// were found invalid already and left out.
-    private mutating func append(_ row: JSONObject, line: Int, format: StatementFormat, reported: Set<String>) {
-        var members = row
-        let category: CategoryReference?
-        if let id = format.categoryID {
-            category = .id(id)
-        } else {
-            category = categoryReference(members, line: line)
-        }
-        for name in Self.ignoredByFields { members[name] = nil }
-        // The category is resolved later; 1 stands in for it so that the fields read as a complete body.
-        let fields: TransactionFields
-        do {
-            fields = try TransactionFields(members, mode: .complete, categoryIDFromPath: 1)
-        } catch APIError.invalidFields(let invalid) {
-            for field in invalid where !reported.contains(field.field) { errors.add(line: line, column: field.field, field.message) }
-            return
-        } catch {
-            preconditionFailure("TransactionFields throws only invalidFields")
-        }
-        guard let date = fields.date else {
-            if !reported.contains("date") { errors.add(line: line, column: "date", "is required") }
-            return
-        }
-        guard let category, let title = fields.title, let amount = fields.amount, errors.isEmpty else { return }
-        let importID: String
-        if case .some(.some(let given)) = fields.importID {
-            importID = given
-        } else {
-            let occurrence = Occurrence(day: date, cents: amount.cents)
-            let n = occurrences[occurrence, default: 0] + 1
-            occurrences[occurrence] = n
-            importID = "csv:\(date):\(amount.cents):\(n)"
-        }
-        count += 1
-        lines.append(line)
-        categoryIndexes.append(index(of: category))
-        titles.append(title)
-        amounts.append(amount.description)
-        dates.append(date)
-        if case .some(.some(let note)) = fields.note { notes.append(note) } else { notes.appendNull() }
-        importIDLiteral.append(importID)
-        importIDs.append(importID)
-    }
-
-    private mutating func categoryReference(_ members: JSONObject, line: Int) -> CategoryReference? {
-        switch (members["categoryId"], members["category"]) {
-        case (.number(let text)?, _):
-            guard let id = Int64(text), id > 0 else { break }
-            return .id(id)
-        case (nil, .string(let text)?):
-            return .name(text)
-        case (nil, .number(let text)?):
-            return .name(text)
-        case (nil, nil):
-            errors.add(line: line, column: "category", "is required: a category's id or title (or ?category= for every row)")
-            return nil
-        default:
-            break
-        }
-        errors.add(line: line, column: members["categoryId"] == nil ? "category" : "categoryId", "must be a category's id or title")
-        return nil
-    }
-
-    private mutating func index(of category: CategoryReference) -> Int32 {
-        if let index = categoryIndex[category] { return index }
-        let index = Int32(categories.count)
-        categories.append(category)
-        categoryIndex[category] = index
-        return index
-    }
-
-    /// The category id of every row, from the ids `resolved` found for `categories`; a row whose category
-    /// does not exist is an error of its line.
-    mutating func categoryIDs(resolved: [Int64?]) -> PostgresArrayLiteral {
-        var ids = PostgresArrayLiteral()
-        for (row, index) in categoryIndexes.enumerated() {
-            guard let id = resolved[Int(index)] else {
-                let message = switch categories[Int(index)] {
-                case .id(let id): "no category has the id \(id)"
-                case .name(let name): "no category has the id or title \(name.debugDescription)"
-                }
-                errors.add(line: lines[row], column: "category", message)
-                continue
-            }
-            ids.append(String(id))
-        }
-        return ids
+        return reading.errors
     }
 
     /// A cell as the file meant it: a `'` that an export put before `=`, `+`, `-`, `@`, a tab or a carriage
@@ -215,5 +62,170 @@ struct StatementRows {
               CSVText.formulaTriggers.contains(utf8[utf8.index(after: utf8.startIndex)])
         else { return cell }
         return String(cell.dropFirst())
+    }
+}
+
+/// One pass over a statement: the errors so far, and how many rows had each (date, amount) without an
+/// import id, the `n` of derived ones (`csv:<date>:<amount in cents>:<n>`).
+private struct Reading {
+    let format: StatementFormat
+    var errors = StatementErrors()
+    private var occurrences: [Occurrence: Int32] = [:]
+
+    /// A day and an amount; `YYYY-MM-DD` is a small string, held inline, so a key allocates nothing.
+    private struct Occurrence: Hashable {
+        var day: String
+        var cents: Int64
+    }
+
+    /// Members a row may have beside the transaction's: `category` names one by id or title.
+    private static let categoryMembers: Set<String> = ["category", "categoryId"]
+
+    init(format: StatementFormat) {
+        self.format = format
+    }
+
+    mutating func readCSV(_ bytes: [UInt8], _ body: (StatementRows.Row) throws -> Void) rethrows {
+        var reader = CSVReader(bytes, delimiter: format.delimiter)
+        let header: CSVReader.Record
+        let columns: [(index: Int, member: String)]
+        do throws(CSVReader.Failure) {
+            guard let first = try reader.next() else {
+                errors.add(line: 1, column: "", "the statement is empty; its first line must name the columns")
+                return
+            }
+            header = first
+        } catch {
+            errors.add(line: error.line, column: "", error.message)
+            return
+        }
+        do throws(StatementErrors) {
+            columns = try format.columns(ofHeader: header.cells).sorted { $0.key < $1.key }.map { (index: $0.key, member: $0.value) }
+        } catch {
+            errors = error
+            return
+        }
+        while true {
+            let record: CSVReader.Record
+            do throws(CSVReader.Failure) {
+                guard let next = try reader.next() else { return }
+                record = next
+            } catch {
+                errors.add(line: error.line, column: "", error.message)
+                return
+            }
+            guard record.cells.count == header.cells.count else {
+                errors.add(line: record.line, column: "", "the row has \(record.cells.count) cells where the header has \(header.cells.count)")
+                continue
+            }
+            var members = JSONObject()
+            var reported: Set<String> = []
+            for (index, member) in columns {
+                switch cellValue(StatementRows.undefused(record.cells[index]), member: member) {
+                case .success(let value?): members[member] = value
+                case .success(nil): break
+                case .failure(let error):
+                    errors.add(line: record.line, column: member, error.message)
+                    reported.insert(member)
+                }
+            }
+            try validate(members, line: record.line, reported: reported, body)
+        }
+    }
+
+    mutating func readJSON(_ elements: [JSONValue], _ body: (StatementRows.Row) throws -> Void) rethrows {
+        for (index, element) in elements.enumerated() {
+            guard case .object(let members) = element else {
+                errors.add(line: index + 1, column: "", "must be a transaction object, not \(element.typeName)")
+                continue
+            }
+            try validate(members, line: index + 1, reported: [], body)
+        }
+    }
+
+    /// Why a cell is invalid.
+    struct CellError: Error {
+        let message: String
+    }
+
+    /// One cell as the JSON value a transaction body would carry, or why it cannot be one; nil for an empty
+    /// optional cell. Dates and amounts are rewritten from the statement's format to ours.
+    private func cellValue(_ cell: String, member: String) -> Result<JSONValue?, CellError> {
+        switch member {
+        case "date":
+            guard let day = format.day(cell) else { return .failure(CellError(message: "must be a date written \(format.dateFormat.pattern)")) }
+            return .success(.string(day))
+        case "amount":
+            guard let text = format.amountText(cell) else {
+                let example = format.decimalSeparator == UInt8(ascii: ",") ? "-1.234,56" : "-1234.56"
+                return .failure(CellError(message: "must be an amount such as \(example)"))
+            }
+            return .success(.string(text))
+        case "category":
+            // Matched against titles, so the spaces a spreadsheet leaves around a cell do not count.
+            let name = cell.trimmed
+            return .success(name.isEmpty ? nil : .string(name))
+        case "note", "importId":
+            return .success(cell.isEmpty ? nil : .string(cell))
+        default:
+            return .success(.string(cell))
+        }
+    }
+
+    /// Validates one row as a transaction body and passes it on, or records its errors; the `reported`
+    /// members were found invalid already and left out.
+    private mutating func validate(
+        _ row: JSONObject, line: Int, reported: Set<String>, _ body: (StatementRows.Row) throws -> Void
+    ) rethrows {
+        var members = row
+        let category: StatementRows.CategoryReference?
+        if let id = format.categoryID {
+            category = .id(id)
+        } else {
+            category = categoryReference(members, line: line)
+        }
+        for name in Self.categoryMembers { members[name] = nil }
+        // The category is resolved later; 1 stands in for it so that the fields read as a complete body.
+        let fields: TransactionFields
+        do {
+            fields = try TransactionFields(members, mode: .complete, categoryIDFromPath: 1)
+        } catch APIError.invalidFields(let invalid) {
+            for field in invalid where !reported.contains(field.field) { errors.add(line: line, column: field.field, field.message) }
+            return
+        } catch {
+            preconditionFailure("TransactionFields throws only invalidFields")
+        }
+        guard let day = fields.date else {
+            if !reported.contains("date") { errors.add(line: line, column: "date", "is required") }
+            return
+        }
+        guard let category, let title = fields.title, let amount = fields.amount, errors.isEmpty else { return }
+        let importID: String
+        if case .some(.some(let given)) = fields.importID {
+            importID = given
+        } else {
+            let occurrence = Occurrence(day: day, cents: amount.cents)
+            let n = occurrences[occurrence, default: 0] + 1
+            occurrences[occurrence] = n
+            importID = "csv:\(day):\(amount.cents):\(n)"
+        }
+        let note: String? = if case .some(.some(let text)) = fields.note { text } else { nil }
+        try body(StatementRows.Row(line: line, category: category, title: title, amount: amount, day: day, note: note, importID: importID))
+    }
+
+    private mutating func categoryReference(_ members: JSONObject, line: Int) -> StatementRows.CategoryReference? {
+        switch (members["categoryId"], members["category"]) {
+        case (.number(let text)?, _):
+            if let id = Int64(text), id > 0 { return .id(id) }
+        case (nil, .string(let text)?), (nil, .number(let text)?):
+            return .name(text)
+        case (nil, nil):
+            errors.add(line: line, column: "category", "is required: a category's id or title (or ?category= for every row)")
+            return nil
+        default:
+            break
+        }
+        errors.add(line: line, column: members["categoryId"] == nil ? "category" : "categoryId", "must be a category's id or title")
+        return nil
     }
 }

@@ -162,8 +162,6 @@ struct ListSource: Sendable {
 
 /// A unique key a write would take, and how to find the record that holds it already.
 struct TakenKey: Sendable {
-    static let importIDDetail = "a transaction with this importId already exists (Location names it); a deleted one frees it"
-
     /// The member, e.g. `importId`.
     let field: String
     let detail: String

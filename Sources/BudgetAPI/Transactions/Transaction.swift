@@ -56,6 +56,9 @@ struct TransactionFields: Sendable {
 
 /// The members of a transaction, declared once (see `RecordShape`).
 enum TransactionRecord {
+    /// The 409's words when a write would take an `importId` another transaction holds (docs/import.md).
+    static let importIDTaken = "a transaction with this importId already exists (Location names it); a deleted one frees it"
+
     /// A transaction row `t`, each member declared once, in the JSON's order (README, "A walk through with curl").
     static let shape = RecordShape(recordName: "transaction", fields: [
         RecordField("id", "t.id", .integer, .stored),

@@ -40,7 +40,7 @@ struct Transactions: CategoryChild {
     static func takenKey(_ fields: TransactionFields, excluding id: Int64?) -> TakenKey? {
         guard case .some(.some(let importID)) = fields.importID else { return nil }
         return TakenKey(
-            field: "importId", detail: TakenKey.importIDDetail,
+            field: "importId", detail: TransactionRecord.importIDTaken,
             holder: "SELECT id FROM transactions WHERE import_id = \(importID) AND id IS DISTINCT FROM \(id)::bigint",
             collection: collection)
     }

@@ -142,8 +142,16 @@ final class Connection {
             return []
         case .length(let length):
             guard input.count >= length else {
+                // Room for the whole body at once (its size is within the limit), rather than doubling as it
+                // arrives: a large upload then holds its size once, not up to twice.
+                if input.capacity < length { input.reserveCapacity(length) }
                 sendContinueIfWanted(head)
                 return nil
+            }
+            guard input.count > length else {
+                // The usual case, nothing pipelined behind the body: the buffer becomes the body, uncopied.
+                defer { input = [] }
+                return input
             }
             let body = Array(input[..<length])
             input.removeFirst(length)
