@@ -2,7 +2,7 @@ import HTTPServer
 import JSONText
 import Postgres
 
-/// `POST /transactions/import`: a bank statement, as CSV or a JSON array, imported in one statement; rows
+/// `POST /transactions/import`: a bank statement, as CSV or a JSON array, imported in one transaction; rows
 /// whose import id exists already are skipped, so overlapping statements create each row once (docs/import.md).
 struct StatementImport: Sendable {
     static let path = "/transactions/import"
