@@ -68,5 +68,6 @@ import Testing
         #expect(StatementRows.undefused("'-5") == "-5")
         #expect(StatementRows.undefused("'tab\t") == "'tab\t")
         #expect(StatementRows.undefused("'") == "'")
+        #expect(StatementRows.undefused("''=x") == "'=x", "a text that starts with '= was exported with one more quote")
     }
 }

@@ -23,11 +23,12 @@ extension TestApp {
         try await importStatement(Array(text.utf8), query: query, contentType: contentType, headers: headers)
     }
 
-    /// Every transaction as (category, title, amount, date, note, importId), in id order, as PostgreSQL holds it.
-    func transactionRows() async throws -> [[String]] {
+    /// Every transaction as (category, title, amount, date, note, importId), in id order, as PostgreSQL holds it;
+    /// `category` says how a row names its category, e.g. `lower(c.title)`.
+    func transactionRows(category: String = "t.category_id") async throws -> [[String]] {
         let table = try await scalar(#"""
-            SELECT string_agg(concat_ws(E'\x1f', category_id, title, amount, date, coalesce(note, 'null'), coalesce(import_id, 'null')),
-                              E'\x1e' ORDER BY id) FROM transactions
+            SELECT string_agg(concat_ws(E'\x1f', \#(category), t.title, t.amount, t.date, coalesce(t.note, 'null'), coalesce(t.import_id, 'null')),
+                              E'\x1e' ORDER BY t.id) FROM transactions t JOIN categories c ON c.id = t.category_id
             """#)
         return (table ?? "").split(separator: "\u{1e}").map { $0.split(separator: "\u{1f}", omittingEmptySubsequences: false).map(String.init) }
     }
@@ -265,6 +266,42 @@ extension TestApp {
             #expect(retry.status == 201, "the retry replays the first answer, not a second import's 200")
             #expect(retry.header("Idempotent-Replayed") == "true")
             #expect(retry.body == first.body)
+        }
+    }
+
+    /// docs/import.md: what `GET /transactions` exports as CSV imports into another database with the same
+    /// categories (under other ids: matched by title) as the same transactions, and a second import creates none.
+    @Test func anExportImportsIntoAnotherDatabaseAsTheSameTransactions() async throws {
+        try await TestApp.with { source in
+            try await TestApp.with { target in
+                _ = try await source.request("POST", "/categories", json: #"[{"title":"Groceries","amount":400},{"title":"Rent, flat","amount":1000}]"#)
+                _ = try await target.request("POST", "/categories", json: #"[{"title":"Unused","amount":1},{"title":"rent, FLAT","amount":1},{"title":"groceries","amount":1}]"#)
+                let writes = [
+                    #"{"categoryId":1,"title":"Bakery","amount":-12.5,"date":"2026-11-03"}"#,
+                    #"{"categoryId":1,"title":"Bakery","amount":"-12.50","date":"2026-11-03","note":"second loaf"}"#,
+                    #"{"categoryId":2,"title":"=SUM(A1)","amount":-900,"date":"2026-11-01","note":"-standing, \"order\"\nline two","importId":"bank-77"}"#,
+                    #"{"categoryId":2,"title":"@home +tab\t","amount":12.34,"date":"2026-10-31","importId":"=x"}"#,
+                    #"{"categoryId":1,"title":"'=already quoted","amount":1,"date":"2026-11-02"}"#,
+                ]
+                for body in writes { #expect(try await source.request("POST", "/transactions", json: body).status == 201) }
+                let export = try await source.request("GET", "/transactions", headers: [("Accept", "text/csv")])
+                #expect(export.status == 200)
+                #expect(export.header("Content-Type")?.hasPrefix("text/csv") == true)
+
+                let first = try await target.importStatement(export.body)
+                #expect(first.status == 201, "\(first.text)")
+                #expect(first.object["created"] as? Int == writes.count)
+                let exported = try await source.transactionRows(category: "lower(c.title)")
+                let imported = try await target.transactionRows(category: "lower(c.title)")
+                #expect(imported.count == exported.count)
+                for (was, now) in zip(exported, imported) {
+                    #expect(Array(now.prefix(5)) == Array(was.prefix(5)), "category, title, amount, date and note survive the round trip")
+                    if was[5] != "null" { #expect(now[5] == was[5], "an importId survives the round trip") }
+                }
+                let again = try await target.importStatement(export.body)
+                #expect(again.status == 200, "\(again.text)")
+                #expect(again.object["created"] as? Int == 0)
+            }
         }
     }
 

@@ -54,12 +54,14 @@ struct StatementRows: Sendable {
         return reading.errors
     }
 
-    /// A cell as the file meant it: a `'` that an export put before `=`, `+`, `-`, `@`, a tab or a carriage
-    /// return, so that spreadsheets read it as text (docs/import.md, Formula cells), is dropped.
+    /// A cell as the file meant it: the `'` an export put before a text cell that starts with `=`, `+`, `-`,
+    /// `@`, a tab or a carriage return, so that spreadsheets read it as text (docs/import.md, Formula cells),
+    /// is dropped. An export also puts one before a cell that starts with quotes and then one of those, so a
+    /// text that really starts with `'=` comes back as it was.
     static func undefused(_ cell: String) -> String {
         let utf8 = cell.utf8
-        guard utf8.count >= 2, utf8.first == UInt8(ascii: "'"),
-              CSVText.formulaTriggers.contains(utf8[utf8.index(after: utf8.startIndex)])
+        guard utf8.first == UInt8(ascii: "'"), let first = utf8.drop(while: { $0 == UInt8(ascii: "'") }).first,
+              CSVText.formulaTriggers.contains(first)
         else { return cell }
         return String(cell.dropFirst())
     }
