@@ -13,18 +13,8 @@ import http.client
 import json
 import time
 
-
-def status_kib(pid, field):
-    with open(f"/proc/{pid}/status") as status:
-        for line in status:
-            if line.startswith(field + ":"):
-                return int(line.split()[1])
-    raise RuntimeError(f"no {field} for {pid}")
-
-
-def reset_peak(pid):
-    with open(f"/proc/{pid}/clear_refs", "w") as refs:
-        refs.write("5")
+# The server's memory as bench/stream reads it: VmRSS and VmHWM from /proc, the peak reset per phase.
+from stream import reset_peak, status_kib
 
 
 def statement(rows, categories):
