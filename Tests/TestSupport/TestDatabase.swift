@@ -64,9 +64,12 @@ public enum TestDatabase {
 
     private static func createDatabase(copying template: String, in environment: Environment) async throws -> String {
         let name = "test_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
-        try await runOffCooperativePool {
-            let connection = try Connection.connect(to: environment.serverURL)
-            try connection.execute(Query(unsafeSQL: "CREATE DATABASE \(name) TEMPLATE \(template)"))
+        // A few at a time (DatabaseCreationGate): hundreds at once starved the tests already running.
+        try await DatabaseCreationGate.shared.run {
+            try await runOffCooperativePool {
+                let connection = try Connection.connect(to: environment.serverURL)
+                try connection.execute(Query(unsafeSQL: "CREATE DATABASE \(name) TEMPLATE \(template)"))
+            }
         }
         cleanup.createdDatabase(name)
         return url(environment.serverURL, database: name)
