@@ -230,7 +230,13 @@ private final class TableLock: Sendable {
             let connection = try Connection.connect(to: url)
             defer { connection.close() }
             return try connection.query(
-                "SELECT count(*)::int FROM pg_locks WHERE relation = \(table)::regclass AND NOT granted"
+                // pg_locks covers the whole cluster, and every test database is a copy of one template, so the
+                // same table has the same oid in each: only this database's locks count.
+                """
+                SELECT count(*)::int FROM pg_locks
+                WHERE database = (SELECT oid FROM pg_database WHERE datname = current_database())
+                  AND relation = \(table)::regclass AND NOT granted
+                """
             )[0].decode(Int.self, at: 0)
         }
     }

@@ -145,7 +145,8 @@ struct LoopConnectionsTests {
             async let stuck = pool.query("SELECT pg_sleep(3), \(1)::int")[0].decode(Int.self, at: 1)
             try await waitUntil("the first statement holds the connection") {
                 let running = try? await pool.withConnection { connection in
-                    try connection.query("SELECT count(*) FROM pg_stat_activity WHERE query LIKE 'SELECT pg_sleep(3)%'")[0]
+                    // This database's sessions only: other tests sleep in theirs, on the same cluster.
+                    try connection.query("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'SELECT pg_sleep(3)%'")[0]
                         .decode(Int.self, at: 0)
                 }
                 return running == 1
