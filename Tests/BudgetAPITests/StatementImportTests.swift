@@ -4,19 +4,29 @@ import TestSupport
 import APITestSupport
 
 extension TestApp {
-    /// `POST /transactions/import` with `bytes` as they are (a BOM, a NUL, any encoding), on a connection of its own.
-    func importStatement(
-        _ bytes: [UInt8], query: String = "", contentType: String = "text/csv", headers: [(String, String)] = []
-    ) async throws -> TestResponse {
+    /// One request written as it is (any body, any media type), on a connection of its own.
+    func send(_ method: String, _ target: String, headers: [(String, String)] = [], body: [UInt8]? = nil) async throws -> TestResponse {
         try await runOffCooperativePool { [port] in
             let client = try TestClient(port: port, timeout: .seconds(60))
             defer { client.close() }
-            var head = "POST /transactions/import\(query) HTTP/1.1\r\nHost: localhost\r\nContent-Type: \(contentType)\r\n"
+            var head = "\(method) \(target) HTTP/1.1\r\nHost: localhost\r\n"
             for (name, value) in headers { head += "\(name): \(value)\r\n" }
-            head += "Content-Length: \(bytes.count)\r\n\r\n"
-            try client.send(Array(head.utf8) + bytes)
+            if let body { head += "Content-Length: \(body.count)\r\n" }
+            try client.send(Array((head + "\r\n").utf8) + (body ?? []))
             return try client.readResponse()
         }
+    }
+
+    /// A README command, as curl would send it.
+    func send(_ command: ReadmeCommand) async throws -> TestResponse {
+        try await send(command.method, command.target, headers: command.headers.sorted { $0.key < $1.key }, body: command.body)
+    }
+
+    /// `POST /transactions/import` with `bytes` as they are (a BOM, a NUL, any encoding).
+    func importStatement(
+        _ bytes: [UInt8], query: String = "", contentType: String = "text/csv", headers: [(String, String)] = []
+    ) async throws -> TestResponse {
+        try await send("POST", "/transactions/import\(query)", headers: [("Content-Type", contentType)] + headers, body: bytes)
     }
 
     func importStatement(_ text: String, query: String = "", contentType: String = "text/csv", headers: [(String, String)] = []) async throws -> TestResponse {
@@ -74,7 +84,8 @@ extension TestApp {
             #expect(second.object["duplicateImportIds"] as? [String] == ["csv:2026-11-01:-1250:1", "csv:2026-11-03:-90000:1"])
             let rows = try await app.transactionRows()
             #expect(rows.count == 4)
-            #expect(rows.last == ["1", "Coffee", "-3.20", "2026-11-04", "null", "csv:2026-11-04:-320:1"])
+            // Money out (negative in the file) is spending; the derived id keeps the file's amount.
+            #expect(rows.last == ["1", "Coffee", "3.20", "2026-11-04", "null", "csv:2026-11-04:-320:1"])
 
             let again = try await app.importStatement(overlapping)
             #expect(again.status == 200, "nothing new: \(again.text)")
@@ -91,6 +102,7 @@ extension TestApp {
         }
     }
 
+    /// `-1.234,56` is money out: 1234.56 spent; `2.500` is money in, a refund of 2500.00.
     @Test func aGermanBanksStatementImportsWithItsOwnFormat() async throws {
         try await Self.withCategories { app in
             let statement = """
@@ -103,9 +115,9 @@ extension TestApp {
                 statement, query: "?delimiter=%3B&dateFormat=DD.MM.YYYY&decimal=,&category=2&columns=date:Buchungstag,amount:Betrag,title:Verwendungszweck")
             #expect(response.status == 201, "\(response.text)")
             #expect(try await app.transactionRows() == [
-                ["2", "Miete; Dezember", "-1234.56", "2026-12-31", "null", "csv:2026-12-31:-123456:1"],
-                ["2", "Gehalt", "2500.00", "2026-02-01", "null", "csv:2026-02-01:250000:1"],
-                ["2", "Kaffee", "-3.20", "2026-02-05", "null", "csv:2026-02-05:-320:1"],
+                ["2", "Miete; Dezember", "1234.56", "2026-12-31", "null", "csv:2026-12-31:-123456:1"],
+                ["2", "Gehalt", "-2500.00", "2026-02-01", "null", "csv:2026-02-01:250000:1"],
+                ["2", "Kaffee", "3.20", "2026-02-05", "null", "csv:2026-02-05:-320:1"],
             ])
         }
     }
@@ -118,8 +130,8 @@ extension TestApp {
             let response = try await app.importStatement(CSVBytes.byteOrderMark + Array(text.utf8))
             #expect(response.status == 201, "\(response.text)")
             #expect(try await app.transactionRows() == [
-                ["1", "Two\r\nlines, a comma and a \"quote\"", "-1.00", "2026-11-05", "null", "bank-1"],
-                ["2", "Plain", "2.00", "2026-11-06", "note\nhere", "bank-2"],
+                ["1", "Two\r\nlines, a comma and a \"quote\"", "1.00", "2026-11-05", "null", "bank-1"],
+                ["2", "Plain", "-2.00", "2026-11-06", "note\nhere", "bank-2"],
             ])
         }
     }
@@ -288,7 +300,8 @@ extension TestApp {
                 #expect(export.status == 200)
                 #expect(export.header("Content-Type")?.hasPrefix("text/csv") == true)
 
-                let first = try await target.importStatement(export.body)
+                // An export's amounts are this API's, spending positive: `?amounts=budget` reads them so.
+                let first = try await target.importStatement(export.body, query: "?amounts=budget")
                 #expect(first.status == 201, "\(first.text)")
                 #expect(first.object["created"] as? Int == writes.count)
                 let exported = try await source.transactionRows(category: "lower(c.title)")
@@ -298,36 +311,60 @@ extension TestApp {
                     #expect(Array(now.prefix(5)) == Array(was.prefix(5)), "category, title, amount, date and note survive the round trip")
                     if was[5] != "null" { #expect(now[5] == was[5], "an importId survives the round trip") }
                 }
-                let again = try await target.importStatement(export.body)
+                let again = try await target.importStatement(export.body, query: "?amounts=budget")
                 #expect(again.status == 200, "\(again.text)")
                 #expect(again.object["created"] as? Int == 0)
+                // Read as a bank's statement instead, every amount would turn: the same ids, so nothing is written.
+                let asBank = try await target.importStatement(export.body)
+                #expect(asBank.status == 200, "\(asBank.text)")
+                #expect(try await target.transactionRows(category: "lower(c.title)") == imported)
             }
         }
     }
 
-    /// README.md, "Importing a bank statement": the example file, imported twice, answers what the README shows.
-    @Test func theReadmesStatementImportsOnceThenOnlyDuplicates() async throws {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        let readme = try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
-        let section = try #require(readme.range(of: "## Importing a bank statement")).upperBound
-        let answers = readme[section...].components(separatedBy: "```json\n").dropFirst().prefix(2).map { $0.components(separatedBy: "\n```")[0] }
-        let statement = try Array(Data(contentsOf: root.appendingPathComponent("examples/statement.csv")))
+    /// README.md, "Importing a bank statement", after the walk before it: the example statement's money out is
+    /// spending (November's figures are the README's table), and a second import creates nothing.
+    @Test func theReadmesStatementImportsAsSpendingOnceThenOnlyDuplicates() async throws {
+        let readme = try ReadmeCommand.readme()
+        let walk = try #require(readme.range(of: "## A walk through with curl"))
+        let section = try #require(readme.range(of: "## Importing a bank statement"))
+        let sectionEnd = try #require(readme.range(of: "\n## ", range: section.upperBound..<readme.endIndex)).lowerBound
+        let text = readme[section.upperBound..<sectionEnd]
+        let answers = text.components(separatedBy: "```json\n").dropFirst().map { $0.components(separatedBy: "\n```")[0] }
+        try #require(answers.count == 2)
+        let table = text.split(separator: "\n").filter { $0.hasPrefix("| ") && !$0.hasPrefix("| category") }
+            .map { $0.split(separator: "|").map { $0.trimmingCharacters(in: .whitespaces) } }
+        try #require(table.count == 3)
+        let commands = try ReadmeCommand.commands(in: text)
+        try #require(commands.count == 3)
+        let walkWrites = try ReadmeCommand.commands(in: readme[walk.upperBound..<section.lowerBound]).filter { $0.method != "GET" }
+        try #require(walkWrites.count >= 5, "the walk's writes were found")
+
         try await TestApp.with { app in
-            let categories = #"[{"title":"Groceries","amount":400},{"title":"Rent","amount":1200},{"title":"Eating out","amount":150}]"#
-            #expect(try await app.request("POST", "/categories", json: categories).status == 201)
-            let first = try await app.importStatement(statement)
+            for command in walkWrites + [commands[0]] {
+                let response = try await app.send(command)
+                #expect(response.status < 500, "\(command.method) \(command.target): \(response.text)")
+            }
+            let first = try await app.send(commands[1])
             #expect(first.status == 201)
-            #expect(first.text == answers.first)
-            let second = try await app.importStatement(statement)
+            #expect(first.text == answers[0])
+            let november = try await app.request("GET", "/categories?month=2026-11").json() as? [[String: Any]] ?? []
+            let figures = november.map { category in
+                [category["title"] as? String ?? ""] + ["budgeted", "spent", "remaining"].map { String(format: "%.2f", category[$0] as? Double ?? .nan) }
+            }
+            #expect(figures == table, "README's table against the server's answer")
+            let second = try await app.send(commands[2])
             #expect(second.status == 200)
-            #expect(second.text == answers.last)
-            #expect(try await app.scalar("SELECT string_agg(title, '|' ORDER BY id) FROM transactions") == #"Supermarket|November rent|Bakery|Bakery|Pizza "Roma""#)
+            #expect(second.text == answers[1])
+            #expect(try await app.scalar("SELECT string_agg(title || ' ' || amount, '|' ORDER BY id) FROM transactions WHERE import_id IS NOT NULL")
+                == #"Supermarket 42.30|November rent 1200.00|Bakery 12.50|Bakery 12.50|Pizza "Roma" 64.80"#)
         }
     }
 
     @Test func unknownParametersAndBadOptionsAre400() async throws {
         try await Self.withCategories { app in
-            for query in ["?delimter=;", "?dateFormat=YYYY", "?decimal=;", "?category=abc", "?dryRun=yes", "?columns=date"] {
+            for query in ["?delimter=;", "?dateFormat=YYYY", "?decimal=;", "?category=abc", "?dryRun=yes", "?columns=date",
+                          "?amounts=positive", "?amounts=bank&amounts=budget", "?columns=amount:Betrag,outflow:Soll"] {
                 let response = try await app.importStatement("date,amount,title,category\n", query: query)
                 #expect(response.status == 400, "\(query): \(response.text)")
             }

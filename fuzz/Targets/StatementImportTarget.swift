@@ -2,7 +2,9 @@
 import HTTPServer
 
 // Bank statements (docs/import.md): the CSV reader and the row validation of POST /transactions/import,
-// on any bytes, under a format the input's first byte picks. No database: categories are resolved later.
+// on any bytes, under a format the input's first byte picks (delimiter, decimal comma, date format, one
+// category, German headers, an amount column or outflow and inflow columns, the bank's or the budget's
+// sense). No database: categories are resolved later.
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func testOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
@@ -22,7 +24,14 @@ enum StatementImportTarget {
         if selector & 2 != 0 { query.append(("decimal", ",")) }
         if selector & 4 != 0 { query.append(("dateFormat", "DD.MM.YYYY")) }
         if selector & 8 != 0 { query.append(("category", "3")) }
-        if selector & 16 != 0 { query.append(("columns", "date:Buchungstag,amount:Betrag")) }
+        // Bits 16 and 64: a German header for the date, and an amount column or outflow and inflow columns.
+        switch (selector & 16 != 0, selector & 64 != 0) {
+        case (true, false): query.append(("columns", "date:Buchungstag,amount:Betrag"))
+        case (true, true): query.append(("columns", "date:Buchungstag,outflow:Soll,inflow:Haben"))
+        case (false, true): query.append(("columns", "outflow:Soll,inflow:Haben"))
+        case (false, false): break
+        }
+        if selector & 32 != 0 { query.append(("amounts", "budget")) }
         do {
             return try StatementFormat(query: query)
         } catch {
@@ -95,5 +104,31 @@ enum StatementImportTarget {
         var again: [String] = []
         _ = statement.forEachRow { again.append($0.importID) }
         invariant(again == rows.map(\.importID), "a second pass reads other rows")
+        checkSigns(rows, bytes: bytes, header: records.first?.cells ?? [], format: format)
+    }
+
+    /// A derived import id carries the amount as the file writes it (money out negative, for outflow and
+    /// inflow columns too): the row's `amount` is its negation in the bank's sense and equal to it in the
+    /// budget sense. Read in the other sense, a statement gives the same ids, and the amounts of an amount
+    /// column negated, those of outflow and inflow columns unchanged.
+    static func checkSigns(_ rows: [StatementRows.Row], bytes: [UInt8], header: [String], format: StatementFormat) {
+        guard let columns = try? format.columns(ofHeader: header) else { fatalError("invariant: rows from a header that is refused") }
+        let readsFlows = columns.values.contains("outflow")
+        invariant(readsFlows == columns.values.contains("inflow") && readsFlows != columns.values.contains("amount"), "one amount column or two flow columns: \(columns)")
+        let isBankSense = readsFlows || format.sense(isCSV: true) == .bank
+        if !columns.values.contains("importId") {
+            for row in rows {
+                guard let cents = row.importID.split(separator: ":").dropLast().last.flatMap({ Int64($0) }) else {
+                    fatalError("invariant: a derived import id without cents: \(row.importID)")
+                }
+                invariant(row.amount.cents == (isBankSense ? -cents : cents), "amount \(row.amount) from id \(row.importID)")
+            }
+        }
+        var opposite = format
+        opposite.amountSense = format.sense(isCSV: true) == .bank ? .budget : .bank
+        var other: [StatementRows.Row] = []
+        let errors = StatementRows(csv: bytes, format: opposite).forEachRow { other.append($0) }
+        invariant(errors.isEmpty && other.map(\.importID) == rows.map(\.importID), "the other sense reads other rows")
+        invariant(zip(other, rows).allSatisfy { $0.amount == (readsFlows ? $1.amount : -$1.amount) }, "the other sense's amounts")
     }
 }

@@ -5,9 +5,20 @@ import JSONText
 /// the columns have, the delimiter, and how dates and amounts are written.
 struct StatementFormat: Sendable, Equatable {
     /// The members a statement's columns can fill, by the name an exported file's header gives them.
-    static let memberNames = ["date", "amount", "title", "category", "note", "importId"]
-    /// The columns a statement must have; `category` too unless `?category=` names one for every row.
-    static let requiredMembers = ["date", "amount", "title"]
+    static let memberNames = ["date", "amount", "outflow", "inflow", "title", "category", "note", "importId"]
+    /// The columns a statement must have; `category` too unless `?category=` names one for every row, and
+    /// either `amount` or both `outflow` and `inflow`.
+    static let requiredMembers = ["date", "title"]
+    /// The two columns some banks write in place of one signed amount, both positive (docs/import.md).
+    static let flowMembers = ["outflow", "inflow"]
+
+    /// Which way a statement's `amount` column counts money (docs/import.md, "Money out, money in").
+    enum AmountSense: String, Sendable {
+        /// A bank's: money out is negative, money in positive. What bank statements are written in.
+        case bank
+        /// This API's `amount`: money spent is positive, a refund negative. What a CSV export of ours writes.
+        case budget
+    }
 
     /// The header name (lowercased) that fills each member, `?columns=` applied.
     var headerNames: [String: String]
@@ -18,9 +29,14 @@ struct StatementFormat: Sendable, Equatable {
     /// `?category=`: every row's category, in place of a column.
     var categoryID: Int64?
     var isDryRun = false
+    /// `?amounts=`; nil when not given: a CSV statement is then read in the bank's sense, a JSON one, whose rows
+    /// are transaction bodies, in the API's (`sense(isCSV:)`).
+    var amountSense: AmountSense?
+    /// `?columns=` named `outflow` or `inflow`: read those two columns, never an `amount` column.
+    private var namesFlowColumns = false
 
     /// The parameters this route reads; any other is refused, as a misspelt one would silently change nothing.
-    static let parameterNames: Set<String> = ["columns", "delimiter", "dateFormat", "decimal", "category", "dryRun"]
+    static let parameterNames: Set<String> = ["columns", "delimiter", "dateFormat", "decimal", "category", "dryRun", "amounts"]
 
     init(query: [(name: String, value: String)]) throws {
         headerNames = Dictionary(uniqueKeysWithValues: Self.memberNames.map { ($0, $0.lowercased()) })
@@ -52,6 +68,11 @@ struct StatementFormat: Sendable, Equatable {
             case "dryRun":
                 guard value == "true" || value == "false" else { throw APIError.invalidParameter(name, "must be true or false") }
                 isDryRun = value == "true"
+            case "amounts":
+                guard let sense = AmountSense(rawValue: value) else {
+                    throw APIError.invalidParameter(name, "must be bank (money out is negative, as banks write it) or budget (money spent is positive, as this API and its CSV export write it)")
+                }
+                amountSense = sense
             default:
                 preconditionFailure("a parameter in parameterNames without a case")
             }
@@ -68,7 +89,17 @@ struct StatementFormat: Sendable, Equatable {
                 throw APIError.invalidParameter("columns", "must list member:Header pairs separated by commas, e.g. date:Buchungstag,amount:Betrag; members are \(Self.memberNames.joined(separator: ", "))")
             }
             headerNames[member] = parts[1].trimmed.lowercased()
+            namesFlowColumns = namesFlowColumns || Self.flowMembers.contains(member)
         }
+        if namesFlowColumns, value.split(separator: ",").contains(where: { $0.lowercased().hasPrefix("amount:") }) {
+            throw APIError.invalidParameter("columns", "names amount and outflow or inflow: a statement has one signed amount column or an outflow and an inflow column")
+        }
+    }
+
+    /// How the `amount` of a statement's rows counts money: as `?amounts=` says, else as a bank writes it in
+    /// CSV and as this API writes it in JSON. Outflow and inflow columns say the direction themselves.
+    func sense(isCSV: Bool) -> AmountSense {
+        amountSense ?? (isCSV ? .bank : .budget)
     }
 
     /// The members the columns of a header row fill, by column index; throws the missing ones (line 1).
@@ -78,14 +109,21 @@ struct StatementFormat: Sendable, Equatable {
         for member in Self.memberNames {
             if let index = names.firstIndex(of: headerNames[member]!) { columns[index] = member }
         }
-        var missing = Self.requiredMembers
+        // One signed amount column, or an outflow and an inflow column: those named by `?columns=`, else the
+        // amount column when the header has one, else outflow and inflow. The other form's columns are ignored.
+        let hasAmount = columns.values.contains("amount")
+        let readsFlows = namesFlowColumns || (!hasAmount && columns.values.contains { Self.flowMembers.contains($0) })
+        let ignored = readsFlows ? ["amount"] : Self.flowMembers
+        columns = columns.filter { !ignored.contains($0.value) }
+        var missing = Self.requiredMembers + (readsFlows ? Self.flowMembers : ["amount"])
         if categoryID == nil { missing.append("category") }
         missing.removeAll { member in columns.values.contains(member) }
         guard missing.isEmpty else {
             var errors = StatementErrors()
             for member in missing {
                 let header = headerNames[member]!
-                errors.add(line: 1, column: member, "the header has no column \"\(header)\"" + (header == member ? "" : " (named by ?columns=)"))
+                let alternative = member == "amount" ? " (nor \"outflow\" and \"inflow\" columns)" : ""
+                errors.add(line: 1, column: member, "the header has no column \"\(header)\"" + (header == member ? alternative : " (named by ?columns=)"))
             }
             throw errors
         }

@@ -18,6 +18,7 @@ struct StatementRows: Sendable {
         var line: Int
         var category: CategoryReference
         var title: String
+        /// In this API's sense, whatever the statement's: positive is money spent.
         var amount: Money
         var day: String
         var note: String?
@@ -82,6 +83,8 @@ private struct Reading {
 
     /// Members a row may have beside the transaction's: `category` names one by id or title.
     private static let categoryMembers: Set<String> = ["category", "categoryId"]
+    /// The least an outflow or inflow cell may hold: the column, not a sign, says which way money went.
+    private static let zero = Money(cents: 0)
 
     init(format: StatementFormat) {
         self.format = format
@@ -107,6 +110,9 @@ private struct Reading {
             errors = error
             return
         }
+        // Outflow and inflow columns give the bank's signed amount whatever `?amounts=` says.
+        let readsFlows = columns.contains { $0.member == "outflow" }
+        let sense = readsFlows ? .bank : format.sense(isCSV: true)
         while true {
             let record: CSVReader.Record
             do throws(CSVReader.Failure) {
@@ -131,7 +137,41 @@ private struct Reading {
                     reported.insert(member)
                 }
             }
-            try validate(members, line: record.line, reported: reported, body)
+            if readsFlows {
+                members["amount"] = flowAmount(&members, line: record.line, reported: &reported).map { .string($0.description) }
+            }
+            try validate(members, line: record.line, sense: sense, reported: reported, body)
+        }
+    }
+
+    /// The bank's signed amount of a row written in outflow and inflow columns (money out negative), taking
+    /// both members out of `members`; nil after recording why there is none. A cell holding 0 counts as empty
+    /// when the other is filled, as some banks write `0.00` in the column a row does not use.
+    private mutating func flowAmount(_ members: inout JSONObject, line: Int, reported: inout Set<String>) -> Money? {
+        var reader = FieldReader(members)
+        let outflow = reader.money("outflow", minimum: Self.zero)
+        let inflow = reader.money("inflow", minimum: Self.zero)
+        for name in StatementFormat.flowMembers { members[name] = nil }
+        for error in reader.errors where !reported.contains(error.field) {
+            errors.add(line: line, column: error.field, error.message)
+            reported.insert(error.field)
+        }
+        // The row's `amount` is made here, so any fault of it is one of these two columns', named above.
+        reported.insert("amount")
+        guard reader.errors.isEmpty, !reported.contains("outflow"), !reported.contains("inflow") else { return nil }
+        switch (outflow, inflow) {
+        case (let out?, let into?) where out != Self.zero && into != Self.zero:
+            errors.add(line: line, column: "outflow", "and inflow are both filled: a row is money out or money in, not both")
+            return nil
+        case (let out?, let into?):
+            return out == Self.zero ? into : -out
+        case (let out?, nil):
+            return -out
+        case (nil, let into?):
+            return into
+        case (nil, nil):
+            errors.add(line: line, column: "outflow", "and inflow are both empty: one of them holds the row's amount")
+            return nil
         }
     }
 
@@ -141,7 +181,7 @@ private struct Reading {
                 errors.add(line: index + 1, column: "", "must be a transaction object, not \(element.typeName)")
                 continue
             }
-            try validate(members, line: index + 1, reported: [], body)
+            try validate(members, line: index + 1, sense: format.sense(isCSV: false), reported: [], body)
         }
     }
 
@@ -157,9 +197,13 @@ private struct Reading {
         case "date":
             guard let day = format.day(cell) else { return .failure(CellError(message: "must be a date written \(format.dateFormat.pattern)")) }
             return .success(.string(day))
-        case "amount":
+        case "outflow" where cell.trimmed.isEmpty, "inflow" where cell.trimmed.isEmpty:
+            return .success(nil)
+        case "amount", "outflow", "inflow":
             guard let text = format.amountText(cell) else {
-                let example = format.decimalSeparator == UInt8(ascii: ",") ? "-1.234,56" : "-1234.56"
+                // Outflow and inflow cells are never negative: their example has no sign.
+                let sign = member == "amount" ? "-" : ""
+                let example = sign + (format.decimalSeparator == UInt8(ascii: ",") ? "1.234,56" : "1234.56")
                 return .failure(CellError(message: "must be an amount such as \(example)"))
             }
             return .success(.string(text))
@@ -175,9 +219,10 @@ private struct Reading {
     }
 
     /// Validates one row as a transaction body and passes it on, or records its errors; the `reported`
-    /// members were found invalid already and left out.
+    /// members were found invalid already and left out. `sense` says how the row's `amount` counts money.
     private mutating func validate(
-        _ row: JSONObject, line: Int, reported: Set<String>, _ body: (StatementRows.Row) throws -> Void
+        _ row: JSONObject, line: Int, sense: StatementFormat.AmountSense, reported: Set<String>,
+        _ body: (StatementRows.Row) throws -> Void
     ) rethrows {
         var members = row
         let category: StatementRows.CategoryReference?
@@ -201,16 +246,19 @@ private struct Reading {
             if !reported.contains("date") { errors.add(line: line, column: "date", "is required") }
             return
         }
-        guard let category, let title = fields.title, let amount = fields.amount, errors.isEmpty else { return }
+        guard let category, let title = fields.title, let written = fields.amount, errors.isEmpty else { return }
         let importID: String
         if case .some(.some(let given)) = fields.importID {
             importID = given
         } else {
-            let occurrence = Occurrence(day: day, cents: amount.cents)
+            // The amount as the file writes it, whatever the sense: the ids of rows imported before statements
+            // were read in the bank's sense stay the same, and so do their duplicates (docs/import.md).
+            let occurrence = Occurrence(day: day, cents: written.cents)
             let n = occurrences[occurrence, default: 0] + 1
             occurrences[occurrence] = n
-            importID = "csv:\(day):\(amount.cents):\(n)"
+            importID = "csv:\(day):\(written.cents):\(n)"
         }
+        let amount = sense == .bank ? -written : written
         let note: String? = if case .some(.some(let text)) = fields.note { text } else { nil }
         try body(StatementRows.Row(line: line, category: category, title: title, amount: amount, day: day, note: note, importID: importID))
     }

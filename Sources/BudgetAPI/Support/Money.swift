@@ -11,6 +11,9 @@ public struct Money: Hashable, Comparable, Sendable, CustomStringConvertible {
 
     public static func < (lhs: Money, rhs: Money) -> Bool { lhs.cents < rhs.cents }
 
+    /// The same amount the other way: money out as money in. Exact, as `maximumCents` bounds both signs.
+    public static prefix func - (money: Money) -> Money { Money(cents: -money.cents) }
+
     /// The amount with exactly two decimals, e.g. `-12.50`: the form PostgreSQL and our JSON use.
     public var description: String {
         let magnitude = cents.magnitude
