@@ -13,6 +13,9 @@ import Postgres
 /// with the write it protects, and how a batch is all-or-nothing. docs/architecture.md shows the path.
 struct Database: Sendable {
     let pool: ConnectionPool
+    /// The ledger every statement of this session reads and writes (docs/households.md): ledger 1 until a
+    /// request's credentials and path choose another (`scoped(to:)`).
+    private(set) var ledger: LedgerID
     /// Where answers too large to hold are read from while they are sent (`streamedAnswer`).
     let streams: StreamSettings
     /// Where this session's statements run: a loop's connections, the pool, or the open transaction.
@@ -24,18 +27,27 @@ struct Database: Sendable {
     static let concurrentWriteAttempts = 3
 
     /// A session outside any transaction whose single statements go to `runner` (by default, the pool).
-    init(pool: ConnectionPool, streams: StreamSettings, runner: (any StatementRunner)? = nil) {
+    init(pool: ConnectionPool, streams: StreamSettings, runner: (any StatementRunner)? = nil, ledger: LedgerID = .first) {
         self.pool = pool
         self.streams = streams
         self.runner = runner ?? pool
+        self.ledger = ledger
         reserved = nil
     }
 
-    private init(pool: ConnectionPool, streams: StreamSettings, reserved: ReservedConnection) {
+    private init(pool: ConnectionPool, streams: StreamSettings, reserved: ReservedConnection, ledger: LedgerID) {
         self.pool = pool
         self.streams = streams
         runner = reserved
         self.reserved = reserved
+        self.ledger = ledger
+    }
+
+    /// The same session acting on `ledger`: what a request's access check answers once it knows the ledger.
+    func scoped(to ledger: LedgerID) -> Database {
+        var session = self
+        session.ledger = ledger
+        return session
     }
 
     /// Whether this session's statements run in a transaction it holds open (`withinTransaction`).
@@ -75,7 +87,7 @@ struct Database: Sendable {
             do {
                 return try await pool.withReservedConnection { reserved in
                     try await reserved.transaction(isolation: .repeatableRead, commitIf: shouldCommit) {
-                        try await body(Database(pool: pool, streams: streams, reserved: reserved))
+                        try await body(Database(pool: pool, streams: streams, reserved: reserved, ledger: ledger))
                     }
                 }
             } catch let error where Self.isConcurrentWrite(error) && attempt < Self.concurrentWriteAttempts {

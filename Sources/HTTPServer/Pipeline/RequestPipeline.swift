@@ -7,7 +7,8 @@ import Logging
 /// 2. Observers (access log, metrics) hear that the request started.
 /// 3. `CORSPolicy` answers a preflight by itself; any other answer passes back through it to be decorated.
 /// 4. Gates (a bearer token, a read-only mode) may refuse the request by throwing a problem.
-/// 5. The endpoint answers, with the context the pipeline was given (an application's database session).
+/// 5. `authorize` turns the pipeline's context into this request's (an application's database session acting
+///    for the caller), or refuses the request by throwing; then the endpoint answers with that context.
 /// 6. Whatever was thrown on the way becomes its answer in `Problem.answer`, after `translate` gave the
 ///    application's own errors their HTTP meaning (a unique violation is a 409, say).
 /// 7. `headers` go into every answer that does not set them itself; observers hear the final answer, and
@@ -25,6 +26,7 @@ public struct RequestPipeline<Context: Sendable>: Handler {
     private let headers: Headers
     private let translate: @Sendable (any Error) -> any Error
     private let onAnswer: @Sendable (Request, Response) -> Void
+    private let authorize: @Sendable (Request, Context) async throws -> Context
     private let logger: Logger
     private let trustsProxy: Bool
 
@@ -34,12 +36,16 @@ public struct RequestPipeline<Context: Sendable>: Handler {
     ///     comes through a proxy that sets them. Otherwise they are ignored, since any client can send them.
     ///   - translate: the error to render for one an endpoint threw; by default the error itself.
     ///   - onAnswer: called with every answer after the observers, e.g. to start work a write enables.
+    ///   - authorize: the context one request's endpoint gets, from the request (its credentials, say) and the
+    ///     pipeline's `context`; it refuses the request by throwing. By default every request gets `context`.
     public init(
         router: Router<Context>, context: Context, cors: CORSPolicy? = nil, gates: [any RequestGate] = [],
         observers: [any RequestObserver] = [], headers: Headers = Headers(), trustsProxy: Bool = false, logger: Logger,
         translate: @escaping @Sendable (any Error) -> any Error = { $0 },
+        authorize: @escaping @Sendable (Request, Context) async throws -> Context = { _, context in context },
         onAnswer: @escaping @Sendable (Request, Response) -> Void = { _, _ in }
     ) {
+        self.authorize = authorize
         self.router = router
         self.context = context
         self.cors = cors
@@ -81,7 +87,7 @@ public struct RequestPipeline<Context: Sendable>: Handler {
     private func answer(_ request: Request, endpoint: Endpoint<Context>) async -> Response {
         do {
             for gate in gates { try await gate.check(request) }
-            return try await endpoint.respond(to: request, context: context)
+            return try await endpoint.respond(to: request, context: authorize(request, context))
         } catch {
             return Problem.answer(to: translate(error), for: request, logger: logger)
         }
