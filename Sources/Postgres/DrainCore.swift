@@ -15,7 +15,7 @@ final class DrainCore: @unchecked Sendable {
     private let sweepInterval: Duration
     private let statementTimeout: Duration
     private let logger: Logger
-    private let onProgress: @Sendable () -> Void
+    private let onProgress: @Sendable ([String]) -> Void
 
     private let condition = NSCondition()
     /// Grows with every kick and catch-up; guarded by `condition`.
@@ -53,7 +53,7 @@ final class DrainCore: @unchecked Sendable {
 
     init(url: String, statement: Query, batchSize: Int, minimumInterval: Duration, maintenance: String?,
          maintenanceInterval: Duration, sweepInterval: Duration, statementTimeout: Duration, logger: Logger,
-         onProgress: @escaping @Sendable () -> Void) {
+         onProgress: @escaping @Sendable ([String]) -> Void) {
         self.url = url
         self.statement = statement
         self.batchSize = batchSize
@@ -164,13 +164,17 @@ final class DrainCore: @unchecked Sendable {
         do {
             let connection = try openConnection()
             var hasProgressed = false
+            var details: [String] = []
             var processed = batchSize
             while processed >= batchSize {
-                processed = try connection.query(statement)[0].decode(Int.self, at: 0)
-                if processed > 0 { hasProgressed = true }
+                let result = try connection.query(statement)
+                processed = try result[0].decode(Int.self, at: 0)
+                guard processed > 0 else { continue }
+                hasProgressed = true
+                if result.columnNames.count > 1, let detail = result[0].column(1) { details.append(detail) }
             }
             if hasProgressed {
-                onProgress()
+                onProgress(details)
                 if let maintenance, ContinuousClock.now - lastMaintenance >= maintenanceInterval {
                     lastMaintenance = .now
                     try connection.execute(script: maintenance)

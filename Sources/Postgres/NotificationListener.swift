@@ -50,19 +50,23 @@ final class NotificationListener: @unchecked Sendable {
         switch try connection.waitUntilReadable(milliseconds: milliseconds) {
         case .readable:
             lastHeardFrom = .now
-            let notifications = try connection.readNotifications()
-            if notifications.contains(where: { $0.channel == core.channel }) { core.bumpGeneration() }
+            deliver(try connection.readNotifications())
         case .timedOut:
             if ContinuousClock.now - lastHeardFrom >= Self.probeInterval {
                 try connection.execute(script: "SELECT 1")
                 lastHeardFrom = .now
                 // Notifications that arrived during the probe wait in libpq, not in the socket.
-                if try connection.readNotifications().contains(where: { $0.channel == core.channel }) {
-                    core.bumpGeneration()
-                }
+                deliver(try connection.readNotifications())
             }
         case .interrupted:
             break
+        }
+    }
+
+    /// Hands the core each notification on our channel, with its payload.
+    private func deliver(_ notifications: [ReceivedNotification]) {
+        for notification in notifications where notification.channel == core.channel {
+            core.received(payload: notification.payload)
         }
     }
 

@@ -29,12 +29,23 @@ import Logging
 ///
 /// Usage: `let seen = notifications.generation`, look at the database, then
 /// `await notifications.wait(after: seen, timeout: …)` if nothing was there yet.
+///
+/// With `topics`, each payload names the topics it concerns (e.g. the ledgers whose feed moved), and a
+/// waiter may wait for one topic: `generation(of:)` and `wait(after:topic:timeout:)` then move only for
+/// notifications of that topic, or of every topic (a (re)connect, a payload `topics` cannot read).
 public final class Notifications: Sendable {
     private let core: NotificationCore
 
-    /// Prepares a listener on `channel`; it connects to `url` on first use of `generation` or `wait`.
+    /// Prepares a listener on `channel` whose every notification wakes every waiter; it connects to `url`
+    /// on first use of `generation` or `wait`.
     public init(url: String, channel: String, logger: Logger) {
         core = NotificationCore(url: url, channel: channel, logger: logger)
+    }
+
+    /// Prepares a listener on `channel` whose payloads `topics` reads: the topics a payload names, or nil
+    /// to wake every waiter. Called on the listener's thread for each notification.
+    public init(url: String, channel: String, logger: Logger, topics: @escaping @Sendable (String) -> [Int64]?) {
+        core = NotificationCore(url: url, channel: channel, logger: logger, topics: topics)
     }
 
     deinit {
@@ -44,18 +55,30 @@ public final class Notifications: Sendable {
     /// A number that grows with every notification on the channel and every (re)start of listening.
     public var generation: UInt64 {
         core.startIfNeeded()
-        return core.currentGeneration
+        return core.currentGeneration()
+    }
+
+    /// A number that grows with every notification naming `topic` (or every topic) and every (re)start of
+    /// listening; notifications of other topics leave it alone.
+    public func generation(of topic: Int64) -> UInt64 {
+        core.startIfNeeded()
+        return core.currentGeneration(for: topic)
     }
 
     /// Suspends until the generation passes `seen`, the timeout ends, the task is cancelled, or the
     /// listener stops; returns the generation then (equal to `seen` when nothing happened).
     public func wait(after seen: UInt64, timeout: Duration) async -> UInt64 {
+        await wait(after: seen, topic: nil, timeout: timeout)
+    }
+
+    /// As `wait(after:timeout:)`, for the generation of `topic` (`generation(of:)`); nil waits for any.
+    public func wait(after seen: UInt64, topic: Int64?, timeout: Duration) async -> UInt64 {
         core.startIfNeeded()
         let id = core.makeWaiterID()
         let deadline = ContinuousClock.now + timeout
         return await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
-                core.add(id: id, after: seen, deadline: deadline, continuation: continuation)
+                core.add(id: id, after: seen, topic: topic, deadline: deadline, continuation: continuation)
             }
         } onCancel: { [core] in
             core.resume(id: id)
@@ -66,6 +89,12 @@ public final class Notifications: Sendable {
     /// for a change this process already knows about.
     public func signal() {
         core.bumpGeneration()
+    }
+
+    /// Wakes this process's waiters of `topics` (and those waiting for any notification), as a
+    /// notification naming them would.
+    public func signal(topics: [Int64]) {
+        core.bump(topics: topics)
     }
 
     /// Stops the listener thread and resumes every waiter; later waits return at once.

@@ -21,7 +21,7 @@ struct Export: AsyncParsableCommand {
         // One REPEATABLE READ transaction: one snapshot, in which every transaction's category is present.
         try database.withConnection(migrating: true) { connection, _ in
             try connection.transaction(isolation: .repeatableRead) { connection in
-                let exporter = try Exporter(on: connection)
+                let exporter = try Exporter(on: connection, ledger: .first)  // ledger 1, as `seed` writes
                 while let piece = try exporter.next(on: connection) {
                     try FileHandle.standardOutput.write(contentsOf: piece)
                 }

@@ -41,7 +41,9 @@ struct Seed: AsyncParsableCommand {
     private func seed() throws {
         let bytes = try Self.read(file)
         let summary = try database.withConnection(migrating: true) { connection, _ in
-            let summary = try Seeder.load(bytes, into: connection, replacing: replace, clock: try clock.makeClock(checkingOn: connection))
+            // Ledger 1: the data of a server without users (docs/configuration.md, seed).
+            let summary = try Seeder.load(
+                bytes, into: connection, ledger: .first, replacing: replace, clock: try clock.makeClock(checkingOn: connection))
             // A server started later, or running now, answers lists with the feed position caught up.
             try ChangeFeedCatchUp.stampPending(on: connection)
             return summary

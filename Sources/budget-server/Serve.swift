@@ -200,8 +200,9 @@ struct Serve: AsyncParsableCommand {
         try migrator.migrate(on: connection)
         let civilClock = try clock.makeClock(checkingOn: connection)
         if let seed, let path = self.seed {
-            if try Seeder.isDatabaseEmpty(connection) {
-                let summary = try Seeder.load(seed, into: connection, clock: civilClock)
+            // Ledger 1: the one ledger of a server without users.
+            if try Seeder.isDatabaseEmpty(connection, ledger: .first) {
+                let summary = try Seeder.load(seed, into: connection, ledger: .first, clock: civilClock)
                 logger.info("seeded from \(path): \(summary)")
             } else {
                 logger.notice("the database already holds data; --seed \(path) was not loaded")

@@ -118,17 +118,20 @@ public final class TestApp: Sendable {
 extension TestApp {
     /// Loads a db.json into this app's database through the Seeder, off the cooperative pool.
     @discardableResult
-    public func seed(_ json: String, replacing: Bool = false) async throws -> SeedSummary {
-        try await Self.seed(json, into: databaseURL, replacing: replacing)
+    public func seed(_ json: String, replacing: Bool = false, ledger: LedgerID = .first) async throws -> SeedSummary {
+        try await Self.seed(json, into: databaseURL, replacing: replacing, ledger: ledger)
     }
 
-    /// Loads a db.json into the database at `databaseURL` (one a child server process serves, say).
+    /// Loads a db.json into a ledger (ledger 1 by default, the one the unscoped API serves) of the database at
+    /// `databaseURL` (one a child server process serves, say).
     @discardableResult
-    public static func seed(_ json: String, into databaseURL: String, replacing: Bool = false) async throws -> SeedSummary {
+    public static func seed(
+        _ json: String, into databaseURL: String, replacing: Bool = false, ledger: LedgerID = .first
+    ) async throws -> SeedSummary {
         try await runOffCooperativePool {
             let connection = try Connection.connect(to: databaseURL)
             defer { connection.close() }
-            return try Seeder.load(Array(json.utf8), into: connection, replacing: replacing)
+            return try Seeder.load(Array(json.utf8), into: connection, ledger: ledger, replacing: replacing)
         }
     }
 }

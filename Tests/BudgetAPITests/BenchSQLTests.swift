@@ -15,34 +15,38 @@ import Testing
     static let id: Int64 = 424_242
 
     static func listRequest() throws -> ListAnswer {
-        try ListAnswer(request: Request(method: .get, target: "/categories/\(id)/transactions"), source: Transactions.plainSource)
+        try ListAnswer(request: Request(method: .get, target: "/categories/\(id)/transactions"), source: Transactions.plainSource(in: .first))
     }
 
     /// Each script's statements, rendered from the routes' own queries.
     static func expectedStatements() throws -> [String: [Query]] {
         let list = try listRequest()
         let monthRequest = Request(method: .get, target: "/categories?month=current")
-        let monthSource = try Categories.listSource(for: monthRequest, clock: CivilClock())
+        let monthSource = try Categories.listSource(for: monthRequest, context: RecordContext(clock: CivilClock(), ledger: .first))
         let monthList = try ListAnswer(request: monthRequest, source: monthSource)
         return [
             "categories-month": [
                 monthList.probeStatement(monthSource.shape.record, ListTarget(
-                    element: monthSource.element, source: monthSource.from, tieBreak: monthSource.tieBreak)),
+                    element: monthSource.element, source: monthSource.from, scope: monthSource.scope, ledger: .first,
+                    tieBreak: monthSource.tieBreak)),
             ],
-            "month": [MonthQueries.month(MonthChoice.current.sql(CivilClock()))],
+            "month": [MonthQueries.month(MonthChoice.current.sql(CivilClock()), in: .first)],
             "category": [
-                SnapshotJSON.statement(try Categories.find(id: id, for: Request(method: .get, target: "/"), clock: CivilClock())),
+                SnapshotJSON.statement(
+                    try Categories.find(id: id, for: Request(method: .get, target: "/"), context: RecordContext(clock: CivilClock(), ledger: .first)),
+                    ledger: .first),
             ],
             "transactions": [
                 list.probeStatement(Transactions.shape.record, ListTarget(
-                    element: Transactions.plainSource.element, source: Transactions.plainSource.from, scope: "t.category_id = \(id)",
-                    tieBreak: Transactions.plainSource.tieBreak,
-                    owner: ListOwner(exists: CategoryQueries.exists(id: id), missing: APIError.notFound(resource: "category", id: id)))),
+                    element: Transactions.plainSource(in: .first).element, source: Transactions.plainSource(in: .first).from,
+                    scope: "\(Transactions.plainSource(in: .first).scope) AND (t.category_id = \(id))", ledger: .first,
+                    tieBreak: Transactions.plainSource(in: .first).tieBreak,
+                    owner: ListOwner(exists: CategoryQueries.exists(id: id, in: .first), missing: APIError.notFound(resource: "category", id: id)))),
             ],
             "post": [
                 TransactionQueries.insert(try TransactionFields(
                     ["title": .string("bench"), "amount": .number("12.50")], mode: .complete,
-                    categoryIDFromPath: id, fieldPrefix: ""), today: CivilClock().today),
+                    categoryIDFromPath: id, fieldPrefix: ""), today: CivilClock().today, in: .first),
             ],
         ]
     }

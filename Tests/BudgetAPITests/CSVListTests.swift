@@ -157,10 +157,10 @@ import APITestSupport
     /// under one header; over 256 KiB it is chunked with a weak tag of its own, which answers 304 to CSV only.
     @Test func aLargeCSVListIsItsPagesWithAWeakTagOfItsOwn() async throws {
         try await TestApp.with { app in
-            _ = try await app.scalar("INSERT INTO categories (title, amount) VALUES ('Food', 100), ('=Rent', 900)")
+            _ = try await app.scalar("INSERT INTO categories (ledger_id, title, amount) VALUES (1, 'Food', 100), (1, '=Rent', 900)")
             _ = try await app.scalar("""
-                INSERT INTO transactions (category_id, title, amount, date, note)
-                SELECT 1 + i % 2, CASE WHEN i % 7 = 0 THEN '=cell ' ELSE 'purchase, number ' END || i,
+                INSERT INTO transactions (ledger_id, category_id, title, amount, date, note)
+                SELECT 1, 1 + i % 2, CASE WHEN i % 7 = 0 THEN '=cell ' ELSE 'purchase, number ' END || i,
                        -(i % 1000) / 10.0, DATE '2026-01-01' + i % 300, repeat('n', 150)
                 FROM generate_series(1, 1500) AS i
                 """)

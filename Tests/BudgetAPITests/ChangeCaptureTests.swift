@@ -22,8 +22,8 @@ import APITestSupport
 
     @Test func psqlWritesAndCascadesReachTheFeed() async throws {
         try await TestApp.with { app in
-            _ = try await app.scalar("INSERT INTO categories (id, title, amount) VALUES (7, 'Psql', 5)")
-            _ = try await app.scalar("INSERT INTO transactions (id, category_id, title, amount) VALUES (40, 7, 'Tea', 2), (41, 7, 'Cake', 3)")
+            _ = try await app.scalar("INSERT INTO categories (ledger_id, id, title, amount) VALUES (1, 7, 'Psql', 5)")
+            _ = try await app.scalar("INSERT INTO transactions (ledger_id, id, category_id, title, amount) VALUES (1, 40, 7, 'Tea', 2), (1, 41, 7, 'Cake', 3)")
             var (feed, cursor) = try await changes(app, since: 0)
             #expect(feed == ["categories/7 upsert v1 Psql", "transactions/40 upsert v1 Tea", "transactions/41 upsert v1 Cake"])
 

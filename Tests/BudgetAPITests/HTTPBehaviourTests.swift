@@ -154,8 +154,8 @@ import APITestSupport
         // 20,000 rows cannot be rendered as JSON within 1 ms, however fast the machine.
         try await TestApp.with(poolConfiguration: { PoolConfiguration(url: $0, size: 2, checkoutTimeout: .seconds(30), statementTimeout: .milliseconds(1)) }) { app in
             _ = try await app.scalar("""
-                WITH c AS (INSERT INTO categories (id, title, amount) VALUES (1, 'Big', 1) RETURNING id)
-                INSERT INTO transactions (category_id, title, amount) SELECT 1, 't' || g, 1 FROM c, generate_series(1, 20000) g RETURNING 1
+                WITH c AS (INSERT INTO categories (ledger_id, id, title, amount) VALUES (1, 1, 'Big', 1) RETURNING id)
+                INSERT INTO transactions (ledger_id, category_id, title, amount) SELECT 1, 1, 't' || g, 1 FROM c, generate_series(1, 20000) g RETURNING 1
                 """)
             let response = try await app.request("GET", "/transactions")
             #expect(response.status == 503, "\(response.text.prefix(200))")

@@ -28,8 +28,8 @@ struct ListingDatabase: Sendable {
 
         /// A typed resource's list, from its own source and order (as `RecordRoutes` passes them to `Database.list`).
         private static func typed<Resource: TypedResource>(_: Resource.Type) -> Source {
-            let source = Resource.plainSource
-            return Source(from: source.from, scope: "TRUE", element: source.element, tieBreak: source.tieBreak)
+            let source = Resource.plainSource(in: .first)
+            return Source(from: source.from, scope: source.scope, element: source.element, tieBreak: source.tieBreak)
         }
     }
 
@@ -52,12 +52,12 @@ struct ListingDatabase: Sendable {
             switch source.element {
             case .plain(let record):
                 let result = try connection.query(
-                    plan.selectRows(columns: record.columns, from: source.from, scope: source.scope, tieBreak: source.tieBreak))
+                    plan.selectRows(columns: record.columns, from: source.from, scope: source.scope, tieBreak: source.tieBreak, ledger: .first))
                 return (try result[0].decode(Int.self, at: 0), record.jsonArray(result, from: 3))
             case .rendered(let element):
                 // As the routes read a rendered list: the header, then a cursor over the rows, in one snapshot.
                 return try connection.transaction(isolation: .repeatableRead) { connection in
-                    let total = try connection.query(plan.selectHeader(from: source.from, scope: source.scope))[0].decode(Int.self, at: 0)
+                    let total = try connection.query(plan.selectHeader(from: source.from, scope: source.scope, ledger: .first))[0].decode(Int.self, at: 0)
                     let rows = plan.selectCursorRows(
                         columns: "(\(element))::text", from: source.from, scope: source.scope, tieBreak: source.tieBreak,
                         offset: plan.offset(total: total))
@@ -80,7 +80,7 @@ struct ListingDatabase: Sendable {
 
     /// The ids a generic list of `collection` answers.
     func documents(_ query: String, in collection: String = "posts") async throws -> [String] {
-        try await list(query, catalog: DocumentCatalog(column: "d.doc", collection: collection), source: .documents(collection)).ids
+        try await list(query, catalog: DocumentCatalog(column: "d.doc", collection: collection, ledger: .first), source: .documents(collection)).ids
     }
 
     func scalar(_ sql: String) async throws -> String? {

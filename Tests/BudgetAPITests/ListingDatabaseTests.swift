@@ -5,13 +5,13 @@ import Testing
 /// The list language run by PostgreSQL on generic documents and typed rows (docs/json-server.md, the query language).
 @Suite struct ListingDatabaseTests {
     static let documentsSeed = """
-        INSERT INTO collections (name, kind) VALUES ('posts', 'plural'), ('other', 'plural');
-        INSERT INTO documents (collection, id, body) VALUES
-        ('posts', '1', '{"id":1,"title":"json-server","views":100,"group":"x","author":{"name":"typicode"},"published":"2024-03-01"}'),
-        ('posts', '2', '{"id":2,"title":"Swift on Server","views":9,"group":"x","author":{"name":"ann"},"published":"2024-02-29T23:30:00Z"}'),
-        ('posts', '3', '{"id":3,"title":"100% pure","views":"10","group":"y","author":{"name":"Bob"},"published":"2023-12-31"}'),
-        ('posts', '4', '{"id":"4","title":"Null views","views":null,"tags":["a","b"]}'),
-        ('other', '1', '{"id":1,"title":"json-server"}');
+        INSERT INTO collections (ledger_id, name, kind) VALUES (1, 'posts', 'plural'), (1, 'other', 'plural');
+        INSERT INTO documents (ledger_id, collection, id, body) VALUES
+        (1, 'posts', '1', '{"id":1,"title":"json-server","views":100,"group":"x","author":{"name":"typicode"},"published":"2024-03-01"}'),
+        (1, 'posts', '2', '{"id":2,"title":"Swift on Server","views":9,"group":"x","author":{"name":"ann"},"published":"2024-02-29T23:30:00Z"}'),
+        (1, 'posts', '3', '{"id":3,"title":"100% pure","views":"10","group":"y","author":{"name":"Bob"},"published":"2023-12-31"}'),
+        (1, 'posts', '4', '{"id":"4","title":"Null views","views":null,"tags":["a","b"]}'),
+        (1, 'other', '1', '{"id":1,"title":"json-server"}');
         """
 
     static let table: [(query: String, ids: [String])] = [
@@ -57,7 +57,7 @@ import Testing
             let ids = try await database.documents(row.query.addingPercentEncodingKeepingSeparators())
             #expect(ids == row.ids, "\(row.query)")
         }
-        let paged = try await database.list("_per_page=2&_page=9", catalog: DocumentCatalog(column: "d.doc", collection: "posts"), source: .documents("posts"))
+        let paged = try await database.list("_per_page=2&_page=9", catalog: DocumentCatalog(column: "d.doc", collection: "posts", ledger: .first), source: .documents("posts"))
         #expect(paged.total == 4)
         #expect(try await database.documents("title=json-server", in: "other") == ["1"])
     }
@@ -85,12 +85,12 @@ import Testing
     }
 
     static let typedSeed = """
-        INSERT INTO categories (id, title, amount) VALUES (1, 'Food', 100.00), (2, 'Rent', 900.00);
-        INSERT INTO transactions (id, category_id, title, amount, date, note) VALUES
-        (1, 1, 'Bread', 2.50, '2024-01-05', 'bakery 10'),
-        (2, 1, 'Cheese', 12.30, '2024-02-29', NULL),
-        (3, 2, 'March rent', 900.00, '2024-03-01', 'flat'),
-        (4, 1, 'Wine', 0.10, '2024-03-02', NULL);
+        INSERT INTO categories (ledger_id, id, title, amount) VALUES (1, 1, 'Food', 100.00), (1, 2, 'Rent', 900.00);
+        INSERT INTO transactions (ledger_id, id, category_id, title, amount, date, note) VALUES
+        (1, 1, 1, 'Bread', 2.50, '2024-01-05', 'bakery 10'),
+        (1, 2, 1, 'Cheese', 12.30, '2024-02-29', NULL),
+        (1, 3, 2, 'March rent', 900.00, '2024-03-01', 'flat'),
+        (1, 4, 1, 'Wine', 0.10, '2024-03-02', NULL);
         """
 
     static let typedTable: [(query: String, ids: [String])] = [

@@ -22,13 +22,13 @@ import TestSupport
             let definition = try connection.query("SELECT pg_get_indexdef('documents_doc_idx'::regclass)")[0].column(0) ?? ""
             try connection.execute(script: """
                 DROP INDEX documents_doc_idx;
-                INSERT INTO collections (name, kind, next_id) VALUES ('posts', 'plural', 1001), ('comments', 'plural', 100001);
-                INSERT INTO documents (collection, id, body)
-                SELECT 'comments', i::text, format('{"id":%s,"body":"comment %s","postId":%s,"author":{"name":"author %s"},"views":%s}',
+                INSERT INTO collections (ledger_id, name, kind, next_id) VALUES (1, 'posts', 'plural', 1001), (1, 'comments', 'plural', 100001);
+                INSERT INTO documents (ledger_id, collection, id, body)
+                SELECT 1, 'comments', i::text, format('{"id":%s,"body":"comment %s","postId":%s,"author":{"name":"author %s"},"views":%s}',
                     i, i, i % 1000 + 1, i % 500, i * 7919 % 100000)::json
                 FROM generate_series(1, 100000) AS i;
-                INSERT INTO documents (collection, id, body)
-                SELECT 'posts', i::text, format('{"id":%s,"title":"post %s"}', i, i)::json FROM generate_series(1, 1000) AS i;
+                INSERT INTO documents (ledger_id, collection, id, body)
+                SELECT 1, 'posts', i::text, format('{"id":%s,"title":"post %s"}', i, i)::json FROM generate_series(1, 1000) AS i;
                 \(definition);
                 ANALYZE documents;
                 """)
@@ -89,8 +89,8 @@ import TestSupport
     static func explain(_ target: String, relations: [DocumentRelation] = []) async throws -> ExplainedPlan {
         let request = Request(method: .get, target: target)
         let collection = String(request.path.dropFirst())
-        let statements = try CollectionListing(request: request, collection: collection, maxRows: nil)
-            .statements(scope: CollectionListing.scope(listing: collection), relations: relations)
+        let statements = try CollectionListing(request: request, collection: collection, ledger: .first, maxRows: nil)
+            .statements(scope: CollectionListing.scope(listing: collection, in: .first), relations: relations)
         let url = try await database.value
         let (header, rows) = try await runOffCooperativePool {
             let connection = try Connection.connect(to: url)

@@ -2,7 +2,7 @@
 import Postgres
 import Testing
 
-func plan(_ query: String, catalog: some FieldCatalog = DocumentCatalog(column: "d.doc", collection: "records")) throws -> ListPlan {
+func plan(_ query: String, catalog: some FieldCatalog = DocumentCatalog(column: "d.doc", collection: "records", ledger: .first)) throws -> ListPlan {
     try ListPlan(try parseList(query), catalog: catalog)
 }
 
@@ -16,17 +16,18 @@ func plan(_ query: String, catalog: some FieldCatalog = DocumentCatalog(column: 
         // Without _sort the page follows the caller's default order alone, and nothing counts the matches.
         let rows = empty.selectCursorRows(columns: "d.body", from: "documents d", scope: "TRUE", tieBreak: "d.position", offset: 0).sql
         #expect(rows.contains("d.position AS sort_last") && rows.contains("ORDER BY sort_last LIMIT ALL"))
-        #expect(!empty.selectHeader(from: "documents d", scope: "TRUE").sql.contains("count(*) AS total"))
+        #expect(!empty.selectHeader(from: "documents d", scope: "TRUE", ledger: .first).sql.contains("count(*) AS total"))
     }
 
     /// The presence test json-server 0.17's plain `field=value` carries: an unknown field filters nothing.
-    static let presence = "coalesce((SELECT true FROM documents present WHERE present.collection = $1 "
-        + "AND present.doc #> $2::text[] IS NOT NULL ORDER BY present.position LIMIT 1), false)"
+    /// It reads the ledger's documents alone: another household's records never decide it.
+    static let presence = "coalesce((SELECT true FROM documents present WHERE present.ledger_id = $1 AND present.collection = $2 "
+        + "AND present.doc #> $3::text[] IS NOT NULL ORDER BY present.position LIMIT 1), false)"
 
     @Test func genericEqualityUsesContainmentForEveryMeaningOfTheText() throws {
         let equal = try plan("postId=1")
-        #expect(equal.condition.sql == "d.doc @> ANY (CASE WHEN \(Self.presence) THEN ARRAY[$3::jsonb, $4::jsonb] ELSE ARRAY['{}'::jsonb] END)")
-        #expect(equal.condition.bindings == ["records", #"{"postId"}"#, #"{"postId":"1"}"#, #"{"postId":1}"#])
+        #expect(equal.condition.sql == "d.doc @> ANY (CASE WHEN \(Self.presence) THEN ARRAY[$4::jsonb, $5::jsonb] ELSE ARRAY['{}'::jsonb] END)")
+        #expect(equal.condition.bindings == ["1", "records", #"{"postId"}"#, #"{"postId":"1"}"#, #"{"postId":1}"#])
         let deep = try plan("author.name=true")
         #expect(deep.condition.bindings.suffix(2) == [#"{"author":{"name":"true"}}"#, #"{"author":{"name":true}}"#])
         let text = try plan("title=01")
@@ -39,8 +40,8 @@ func plan(_ query: String, catalog: some FieldCatalog = DocumentCatalog(column: 
 
     @Test func arrayIndexPathsCompareTheMemberItself() throws {
         let indexed = try plan("tags[0]=a")
-        #expect(indexed.condition.sql == "(NOT \(Self.presence) OR (d.doc #> $3::text[]) IN ($4::jsonb))")
-        #expect(indexed.condition.bindings == ["records", #"{"tags","0"}"#, #"{"tags","0"}"#, #""a""#])
+        #expect(indexed.condition.sql == "(NOT \(Self.presence) OR (d.doc #> $4::text[]) IN ($5::jsonb))")
+        #expect(indexed.condition.bindings == ["1", "records", #"{"tags","0"}"#, #"{"tags","0"}"#, #""a""#])
     }
 
     @Test func rangesLikeAndNotEqual() throws {
@@ -72,7 +73,7 @@ func plan(_ query: String, catalog: some FieldCatalog = DocumentCatalog(column: 
         // The default order breaks ties after the _sort keys, so pages stay stable; a page needs the count.
         let rows = sorted.selectCursorRows(columns: "d.body", from: "documents d", scope: "TRUE", tieBreak: "d.position", offset: 10).sql
         #expect(rows.contains(#"ORDER BY "sort_1" ASC NULLS LAST, "sort_2" DESC NULLS LAST, sort_last LIMIT"#))
-        #expect(sorted.selectHeader(from: "documents d", scope: "TRUE").sql.contains("count(*) AS total"))
+        #expect(sorted.selectHeader(from: "documents d", scope: "TRUE", ledger: .first).sql.contains("count(*) AS total"))
         #expect(sorted.limit == 5 && sorted.offset == 10)
         let slice = try plan("_start=4&_end=9")
         #expect(slice.limit == 5 && slice.offset == 4)
@@ -120,7 +121,7 @@ func plan(_ query: String, catalog: some FieldCatalog = DocumentCatalog(column: 
         }
         #expect(generic.condition.bindings.contains { $0?.contains("DROP TABLE") == true })
         let rows = generic.selectCursorRows(columns: "d.body", from: "documents d", scope: "d.collection = \("posts")", tieBreak: "d.position", offset: 0)
-        #expect(!rows.sql.contains("DROP") && !generic.selectHeader(from: "documents d", scope: "d.collection = \("posts")").sql.contains("DROP"))
+        #expect(!rows.sql.contains("DROP") && !generic.selectHeader(from: "documents d", scope: "d.collection = \("posts")", ledger: .first).sql.contains("DROP"))
         #expect(throws: APIError.self) { try plan("\(encoded)=1", catalog: Transactions.shape.catalog) }
         #expect(throws: APIError.self) { try plan("_sort=\(encoded)", catalog: Transactions.shape.catalog) }
     }

@@ -11,7 +11,7 @@ extension TestApp {
         try await runOffCooperativePool { [databaseURL] in
             let connection = try Connection.connect(to: databaseURL)
             defer { connection.close() }
-            return String(decoding: try connection.transaction { try Exporter.export($0) }, as: UTF8.self)
+            return String(decoding: try connection.transaction { try Exporter.export($0, ledger: .first) }, as: UTF8.self)
         }
     }
 
@@ -108,7 +108,7 @@ extension TestApp {
             let empty = try await runOffCooperativePool { [url = app.databaseURL] in
                 let connection = try Connection.connect(to: url)
                 defer { connection.close() }
-                return try Seeder.isDatabaseEmpty(connection)
+                return try Seeder.isDatabaseEmpty(connection, ledger: .first)
             }
             #expect(!empty)
         }

@@ -12,10 +12,10 @@ import APITestSupport
 @Suite struct StreamedListTests {
     /// `count` posts of about `size` bytes each, in one statement (the seed path would take longer).
     static func addPosts(_ app: TestApp, count: Int, size: Int = 1000) async throws {
-        _ = try await app.scalar("INSERT INTO collections (name, kind, next_id) VALUES ('posts', 'plural', \(count + 1))")
+        _ = try await app.scalar("INSERT INTO collections (ledger_id, name, kind, next_id) VALUES (1, 'posts', 'plural', \(count + 1))")
         _ = try await app.scalar("""
-            INSERT INTO documents (collection, id, body)
-            SELECT 'posts', i::text, json_build_object('id', i, 'title', 'post ' || i, 'body', repeat('x', \(size)))::json
+            INSERT INTO documents (ledger_id, collection, id, body)
+            SELECT 1, 'posts', i::text, json_build_object('id', i, 'title', 'post ' || i, 'body', repeat('x', \(size)))::json
             FROM generate_series(1, \(count)) AS i
             """)
     }
@@ -59,10 +59,10 @@ import APITestSupport
     @Test func aLargeListWithEmbeddedRecordsIsTheSameAsItsPages() async throws {
         try await TestApp.with { app in
             try await Self.addPosts(app, count: 300)
-            _ = try await app.scalar("INSERT INTO collections (name, kind, next_id) VALUES ('comments', 'plural', 601)")
+            _ = try await app.scalar("INSERT INTO collections (ledger_id, name, kind, next_id) VALUES (1, 'comments', 'plural', 601)")
             _ = try await app.scalar("""
-                INSERT INTO documents (collection, id, body)
-                SELECT 'comments', i::text, json_build_object('id', i, 'postId', (i % 300) + 1, 'text', 'comment ' || i)::json
+                INSERT INTO documents (ledger_id, collection, id, body)
+                SELECT 1, 'comments', i::text, json_build_object('id', i, 'postId', (i % 300) + 1, 'text', 'comment ' || i)::json
                 FROM generate_series(1, 600) AS i
                 """)
             let whole = try await app.request("GET", "/posts?_embed=comments")
@@ -83,10 +83,10 @@ import APITestSupport
     /// chunked; its bytes are those SQL renders, and those of its pages, which are read whole.
     @Test func aLargeTypedListIsChunkedWithTheBytesOfSmallAnswers() async throws {
         try await TestApp.with { app in
-            _ = try await app.scalar("INSERT INTO categories (title, amount) VALUES ('Food', 100)")
+            _ = try await app.scalar("INSERT INTO categories (ledger_id, title, amount) VALUES (1, 'Food', 100)")
             _ = try await app.scalar("""
-                INSERT INTO transactions (category_id, title, amount, date, note)
-                SELECT 1, 'purchase number ' || i, (i % 1000) / 10.0, DATE '2026-01-01' + i % 300, repeat('n', i % 100)
+                INSERT INTO transactions (ledger_id, category_id, title, amount, date, note)
+                SELECT 1, 1, 'purchase number ' || i, (i % 1000) / 10.0, DATE '2026-01-01' + i % 300, repeat('n', i % 100)
                 FROM generate_series(1, 1500) AS i
                 """)
             let expected = try await Self.renderedInSQL(
@@ -113,12 +113,12 @@ import APITestSupport
     @Test func aMonthListOverTheProbeIsReadThroughTheCursorWithItsFigures() async throws {
         try await TestApp.with { app in
             _ = try await app.scalar("""
-                INSERT INTO categories (title, amount, rollover)
-                SELECT 'category number ' || i, 100, i % 2 = 0 FROM generate_series(1, 1200) AS i
+                INSERT INTO categories (ledger_id, title, amount, rollover)
+                SELECT 1, 'category number ' || i, 100, i % 2 = 0 FROM generate_series(1, 1200) AS i
                 """)
             _ = try await app.scalar("""
-                INSERT INTO transactions (category_id, title, amount, date)
-                SELECT i, 'purchase', 30, DATE '2026-10-15' FROM generate_series(1, 1200) AS i
+                INSERT INTO transactions (ledger_id, category_id, title, amount, date)
+                SELECT 1, i, 'purchase', 30, DATE '2026-10-15' FROM generate_series(1, 1200) AS i
                 """)
             let whole = try await app.request("GET", "/categories?month=2026-11")
             #expect(whole.status == 200)
@@ -143,9 +143,9 @@ import APITestSupport
     @Test func aStreamedListAnswers304UntilSomethingIsWritten() async throws {
         try await TestApp.with { app in
             try await Self.addPosts(app, count: 400)
-            _ = try await app.scalar("INSERT INTO categories (title, amount) VALUES ('Food', 100)")
+            _ = try await app.scalar("INSERT INTO categories (ledger_id, title, amount) VALUES (1, 'Food', 100)")
             _ = try await app.scalar("""
-                INSERT INTO transactions (category_id, title, amount, note) SELECT 1, 'purchase ' || i, 1, repeat('n', 150)
+                INSERT INTO transactions (ledger_id, category_id, title, amount, note) SELECT 1, 1, 'purchase ' || i, 1, repeat('n', 150)
                 FROM generate_series(1, 1500) AS i
                 """)
             for path in ["/posts", "/transactions", "/db"] {
@@ -199,7 +199,7 @@ import APITestSupport
             let envelope = try await app.request("GET", "/posts?_per_page=5")
             let object = try #require(try JSONSerialization.jsonObject(with: Data(envelope.body)) as? [String: Any])
             #expect(object["pages"] as? Int == 4 && (object["data"] as? [Any])?.count == 3)
-            _ = try await app.scalar("INSERT INTO categories (title, amount) SELECT 'c' || i, 1 FROM generate_series(1, 5) AS i")
+            _ = try await app.scalar("INSERT INTO categories (ledger_id, title, amount) SELECT 1, 'c' || i, 1 FROM generate_series(1, 5) AS i")
             let typed = try await app.request("GET", "/categories")
             #expect((try JSONSerialization.jsonObject(with: Data(typed.body)) as? [Any])?.count == 3)
             #expect(typed.header("Link") == #"<http://localhost/categories?_start=3>; rel="next""#)

@@ -25,8 +25,8 @@ import APITestSupport
 
     @Test func aPollerFollowingLastSeqSeesEveryCommittedChange() async throws {
         try await TestApp.with(poolConfiguration: TestApp.smallPool) { app in
-            _ = try await app.scalar("INSERT INTO categories (id, title, amount) VALUES (1, 'Shared', 1) RETURNING id")
-            _ = try await app.scalar("INSERT INTO collections (name, kind) VALUES ('notes', 'plural') RETURNING name")
+            _ = try await app.scalar("INSERT INTO categories (ledger_id, id, title, amount) VALUES (1, 1, 'Shared', 1) RETURNING id")
+            _ = try await app.scalar("INSERT INTO collections (ledger_id, name, kind) VALUES (1, 'notes', 'plural') RETURNING name")
             let shared = Shared()
             async let polled = Self.poll(app, until: shared)
             let deleted = try await withThrowingTaskGroup(of: [Key: RecordState].self) { group in
@@ -61,8 +61,8 @@ import APITestSupport
                 let slow = try Connection.connect(to: url)
                 let fast = try Connection.connect(to: url)
                 defer { slow.close(); fast.close() }
-                try slow.execute(script: "BEGIN; INSERT INTO categories (title, amount) VALUES ('slow', 1)")
-                try fast.execute(script: "INSERT INTO categories (title, amount) VALUES ('fast', 1)")
+                try slow.execute(script: "BEGIN; INSERT INTO categories (ledger_id, title, amount) VALUES (1, 'slow', 1)")
+                try fast.execute(script: "INSERT INTO categories (ledger_id, title, amount) VALUES (1, 'fast', 1)")
                 let first = try TestClient(port: port).request("GET", "/changes").object
                 let lastSeq = (first["lastSeq"] as? NSNumber)?.int64Value ?? -1
                 try slow.execute(script: "COMMIT")
@@ -126,11 +126,11 @@ import APITestSupport
                     switch step % 5 {
                     case 0, 1:
                         let id = try connection.query("""
-                            INSERT INTO transactions (category_id, title, amount) VALUES (1, \("w\(writer)-\(step)"), 1) RETURNING id
+                            INSERT INTO transactions (ledger_id, category_id, title, amount) VALUES (1, 1, \("w\(writer)-\(step)"), 1) RETURNING id
                             """)[0].decode(Int64.self, at: 0)
                         transactions.append(id)
                         let note = "w\(writer)-\(step)"
-                        try connection.execute("INSERT INTO documents (collection, id, body) VALUES ('notes', \(note), json_build_object('id', \(note)::text))")
+                        try connection.execute("INSERT INTO documents (ledger_id, collection, id, body) VALUES (1, 'notes', \(note), json_build_object('id', \(note)::text))")
                         notes.append(note)
                     case 2, 3:
                         if let id = transactions.randomElement(using: &generator) {

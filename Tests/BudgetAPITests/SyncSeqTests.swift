@@ -80,7 +80,7 @@ import APITestSupport
     @Test func aReadBeforeTheStampRepeatsTheChangeInTheFeedAtTheSameVersion() async throws {
         try await TestApp.with(poolConfiguration: TestApp.smallPool) { app in
             // Written behind the server's back, so no sequencer run is asked for until /changes catches up.
-            _ = try await app.scalar("INSERT INTO categories (title, amount) VALUES ('Unstamped', 5) RETURNING id")
+            _ = try await app.scalar("INSERT INTO categories (ledger_id, title, amount) VALUES (1, 'Unstamped', 5) RETURNING id")
             let list = try await app.request("GET", "/categories")
             #expect(list.array.map { $0["title"] as? String } == ["Unstamped"])
             #expect(list.header("X-Sync-Seq") == "0")

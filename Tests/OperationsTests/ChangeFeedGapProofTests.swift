@@ -88,7 +88,7 @@ import TestSupport
         let url = try await TestDatabase.fresh()
         let server = try await ServerProcess.start(["--database-url", url])
         let long = try await HeldDatabaseSession.open(url)
-        try await long.execute("BEGIN; INSERT INTO categories (title, amount) VALUES ('long', 1)")
+        try await long.execute("BEGIN; INSERT INTO categories (ledger_id, title, amount) VALUES (1, 'long', 1)")
         var seqs: [Int64] = []
         for number in 1...10 {
             let created = try await server.request("POST", "/categories", json: #"{"title":"quick \#(number)","amount":1}"#)
@@ -111,7 +111,7 @@ import TestSupport
     @Test func aRunNeverWaitsForAnOpenWriter() async throws {
         let url = try await TestDatabase.fresh()
         let server = try await ServerProcess.start(["--database-url", url])
-        try await GapProof.execute(url, "INSERT INTO categories (id, title, amount) VALUES (1, 'R', 1)")
+        try await GapProof.execute(url, "INSERT INTO categories (ledger_id, id, title, amount) VALUES (1, 1, 'R', 1)")
         let rewriting = try await HeldDatabaseSession.open(url)
         try await rewriting.execute("BEGIN; UPDATE categories SET amount = 2, version = version + 1 WHERE id = 1")
         // With R rewritten and not committed, a run must answer at once (a 2 s statement timeout would fail it).
@@ -141,12 +141,12 @@ import TestSupport
         try await waitUntil("the sequencer waits for the feed's lock") {
             try await GapProof.scalar(url, """
                 SELECT count(*) FROM pg_stat_activity
-                WHERE datname = current_database() AND query LIKE 'SELECT advance_change_feed%' AND wait_event_type = 'Lock'
+                WHERE datname = current_database() AND query LIKE 'SELECT stamped, touched FROM stamp_change_feed%' AND wait_event_type = 'Lock'
                 """) == "1"
         }
         let terminated = try await GapProof.scalar(url, """
             SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
-            WHERE datname = current_database() AND query LIKE 'SELECT advance_change_feed%' AND wait_event_type = 'Lock'
+            WHERE datname = current_database() AND query LIKE 'SELECT stamped, touched FROM stamp_change_feed%' AND wait_event_type = 'Lock'
             """)
         #expect(terminated == "1")
         try await holder.execute("SELECT pg_advisory_unlock(\(Self.sequencerKey))")

@@ -25,7 +25,7 @@ import TestSupport
 
     @Test func writesMadeWhileNoServerRanAreStampedAtStart() async throws {
         let url = try await TestDatabase.fresh()
-        try await GapProof.execute(url, "INSERT INTO categories (title, amount) VALUES ('Offline', 1), ('Also offline', 2)")
+        try await GapProof.execute(url, "INSERT INTO categories (ledger_id, title, amount) VALUES (1, 'Offline', 1), (1, 'Also offline', 2)")
         let server = try await ServerProcess.start(["--database-url", url])
         let categories = try await server.request("GET", "/categories")
         #expect(categories.status == 200)

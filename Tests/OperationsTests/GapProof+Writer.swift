@@ -81,7 +81,7 @@ struct WriterRecords {
         }
         guard let category else {
             let name = nextName("c")
-            let row = try connection.query("INSERT INTO categories (title, amount) VALUES (\(name), 1) RETURNING id, version")[0]
+            let row = try connection.query("INSERT INTO categories (ledger_id, title, amount) VALUES (1, \(name), 1) RETURNING id, version")[0]
             self.category = (try row.decode(Int64.self, at: 0), try row.decode(Int.self, at: 1))
             record("categories", "\(try row.decode(Int64.self, at: 0))", "upsert", try row.decode(Int.self, at: 1))
             return
@@ -90,7 +90,7 @@ struct WriterRecords {
         case ..<0.25:
             let owner: Int64 = Bool.random(using: &random) ? 1 : category.id
             let row = try connection.query("""
-                INSERT INTO transactions (category_id, title, amount) VALUES (\(owner), \(nextName("t")), 1) RETURNING id, version
+                INSERT INTO transactions (ledger_id, category_id, title, amount) VALUES (1, \(owner), \(nextName("t")), 1) RETURNING id, version
                 """)[0]
             let id = try row.decode(Int64.self, at: 0)
             if owner == category.id { transactions[id] = try row.decode(Int.self, at: 1) }
@@ -107,7 +107,7 @@ struct WriterRecords {
             record("transactions", "\(id)", "delete", version)
         case ..<0.62:
             let note = nextName("n")
-            try connection.execute("INSERT INTO documents (collection, id, body) VALUES ('notes', \(note), json_build_object('id', \(note)::text))")
+            try connection.execute("INSERT INTO documents (ledger_id, collection, id, body) VALUES (1, 'notes', \(note), json_build_object('id', \(note)::text))")
             notes[note] = 1
             record("notes", note, "upsert", 1)
         case ..<0.72:

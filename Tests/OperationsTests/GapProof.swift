@@ -92,8 +92,8 @@ final class GapProof: Sendable {
     /// The hot category every writer contends on, and the generic collection the writers' notes live in.
     static func seed(_ url: String) async throws {
         try await execute(url, """
-            INSERT INTO categories (id, title, amount) VALUES (1, 'Hot', 1);
-            INSERT INTO collections (name, kind) VALUES ('notes', 'plural');
+            INSERT INTO categories (ledger_id, id, title, amount) VALUES (1, 1, 'Hot', 1);
+            INSERT INTO collections (ledger_id, name, kind) VALUES (1, 'notes', 'plural');
             """)
     }
 

@@ -16,9 +16,9 @@ import TestSupport
             let connection = try Connection.connect(to: url)
             defer { connection.close() }
             try connection.execute(script: """
-                INSERT INTO collections (name, kind, next_id) VALUES ('posts', 'plural', \(Self.posts + 1));
-                INSERT INTO documents (collection, id, body)
-                SELECT 'posts', i::text, json_build_object('id', i, 'title', 'post ' || i, 'body', repeat('x', 1000))::json
+                INSERT INTO collections (ledger_id, name, kind, next_id) VALUES (1, 'posts', 'plural', \(Self.posts + 1));
+                INSERT INTO documents (ledger_id, collection, id, body)
+                SELECT 1, 'posts', i::text, json_build_object('id', i, 'title', 'post ' || i, 'body', repeat('x', 1000))::json
                 FROM generate_series(1, \(Self.posts)) AS i;
                 """)
         }

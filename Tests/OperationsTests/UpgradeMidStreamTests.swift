@@ -76,7 +76,7 @@ import TestSupport
         #expect(try await server.request("POST", "/notes", json: #"{"text":"b"}"#).status == 201)
         try await GapProof.execute(url, """
             UPDATE documents SET body = '{"id":1,"text":"changed"}', version = version + 1 WHERE collection = 'notes' AND id = '1';
-            INSERT INTO transactions (id, category_id, title, amount) VALUES (500, 1, 'from psql', 4);
+            INSERT INTO transactions (ledger_id, id, category_id, title, amount) VALUES (1, 500, 1, 'from psql', 4);
             """)
 
         // The follower carries on from its cursor, now through the server.

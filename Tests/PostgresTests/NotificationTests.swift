@@ -146,3 +146,33 @@ import TestSupport
         (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task").count) ?? 0
     }
 }
+
+/// `Notifications` with topics: a payload wakes the waiters of the topics it names, and no others.
+@Suite struct NotificationTopicTests {
+    /// Reads `1:5,7:40` as topics 1 and 7; anything else wakes everyone.
+    static func topics(_ payload: String) -> [Int64]? {
+        let pairs = payload.split(separator: ",").map { $0.split(separator: ":") }
+        guard pairs.allSatisfy({ $0.count == 2 }) else { return nil }
+        let topics = pairs.compactMap { Int64($0[0]) }
+        return topics.count == pairs.count ? topics : nil
+    }
+
+    @Test func aPayloadWakesItsTopicsWaitersOnly() async throws {
+        let url = try await TestDatabase.empty()
+        let notifications = Notifications(url: url, channel: "things", logger: NotificationTests.logger, topics: Self.topics)
+        defer { notifications.stop() }
+        _ = try await NotificationTests.listening(notifications)
+        let seenOne = notifications.generation(of: 1), seenTwo = notifications.generation(of: 2)
+        async let one = notifications.wait(after: seenOne, topic: 1, timeout: .seconds(60))
+        async let two = notifications.wait(after: seenTwo, topic: 2, timeout: .seconds(60))
+        try await waitUntil("both wait") { notifications.waiterCount == 2 }
+        try await NotificationTests.run("NOTIFY things, '2:7'", on: url)
+        #expect(await two > seenTwo)
+        // Topic 1's waiter is still suspended: topic 2's notification did not resume it.
+        #expect(notifications.waiterCount == 1)
+        #expect(notifications.generation(of: 1) == seenOne)
+        // A payload it cannot read wakes everyone.
+        try await NotificationTests.run("NOTIFY things, '*'", on: url)
+        #expect(await one > seenOne)
+    }
+}

@@ -18,10 +18,16 @@ struct Budgets: CategoryChild {
 
     static func id(of fields: BudgetFields) -> Int64? { fields.id }
 
-    static func insert(_ fields: BudgetFields, clock: CivilClock) -> Query { BudgetQueries.insert(fields) }
-    static func replace(id: Int64, with fields: BudgetFields, clock: CivilClock) -> Query { BudgetQueries.replace(id: id, with: fields) }
-    static func update(id: Int64, with fields: BudgetFields) -> Query { BudgetQueries.update(id: id, with: fields) }
-    static func seedInsert(_ record: SeedRecord<BudgetFields>, clock: CivilClock) -> Query { BudgetQueries.seedInsert(record) }
+    static func insert(_ fields: BudgetFields, context: RecordContext) -> Query { BudgetQueries.insert(fields, in: context.ledger) }
+    static func replace(id: Int64, with fields: BudgetFields, context: RecordContext) -> Query {
+        BudgetQueries.replace(id: id, with: fields, in: context.ledger)
+    }
+    static func update(id: Int64, with fields: BudgetFields, in ledger: LedgerID) -> Query {
+        BudgetQueries.update(id: id, with: fields, in: ledger)
+    }
+    static func seedInsert(_ record: SeedRecord<BudgetFields>, context: RecordContext) -> Query {
+        BudgetQueries.seedInsert(record, in: context.ledger)
+    }
 
     /// The collection and its records, and a category's budgets under it.
     static func register(in router: inout Router<Database>, clock: CivilClock) {
@@ -42,7 +48,7 @@ struct MonthBudgetRoutes: Sendable {
 
     func find(_ request: Request, database: Database) async throws -> Response {
         let (categoryID, month) = try Self.path(request)
-        guard let record = try await database.snapshotJSON(.plain(BudgetQueries.find(categoryID: categoryID, month: month), Budgets.shape.record)) else {
+        guard let record = try await database.snapshotJSON(.plain(BudgetQueries.find(categoryID: categoryID, month: month, in: database.ledger), Budgets.shape.record)) else {
             throw BudgetError.noBudget(categoryID: categoryID, month: month)
         }
         return .json(record)
@@ -55,7 +61,7 @@ struct MonthBudgetRoutes: Sendable {
             try RequestBody.object(request), mode: .complete, categoryIDFromPath: categoryID, monthFromPath: month)
         return try await CategoryChildRoutes<Budgets>.missingCategoryIsNotFound(categoryID) {
             guard let record = try await database.write(
-                BudgetQueries.set(categoryID: categoryID, month: month, amount: fields.amount), rendering: Budgets.shape.record)
+                BudgetQueries.set(categoryID: categoryID, month: month, amount: fields.amount, in: database.ledger), rendering: Budgets.shape.record)
             else { preconditionFailure("INSERT … ON CONFLICT … RETURNING answered no row") }
             return record.isCreated ? RecordRoutes<Budgets>.created(record) : .json(record.json)
         }
@@ -64,7 +70,7 @@ struct MonthBudgetRoutes: Sendable {
     /// DELETE: the month goes back to the category's amount; answers the budget that was removed.
     func delete(_ request: Request, database: Database) async throws -> Response {
         let (categoryID, month) = try Self.path(request)
-        guard let record = try await database.write(BudgetQueries.delete(categoryID: categoryID, month: month), rendering: Budgets.shape.record) else {
+        guard let record = try await database.write(BudgetQueries.delete(categoryID: categoryID, month: month, in: database.ledger), rendering: Budgets.shape.record) else {
             throw BudgetError.noBudget(categoryID: categoryID, month: month)
         }
         return .json(record.json)

@@ -12,19 +12,20 @@ protocol CategoryChild: TypedResource {
 extension CategoryChild {
     /// The record's JSON with its category under `category`, rendered in SQL over a row `alias`.
     static var expandedJSON: Query {
-        let category = CategoryQueries.jsonObject(where: "c.id = \(unsafeSQL: alias).category_id")
+        let category = CategoryQueries.jsonObject(
+            where: "c.ledger_id = \(unsafeSQL: alias).ledger_id AND c.id = \(unsafeSQL: alias).category_id")
         return SQLFragments.jsonObject(columns: "\(shape.record.renderedColumns), \(category) AS category")
     }
 
-    static func listSource(for request: Request, clock: CivilClock) throws -> ListSource {
-        var source = plainSource
+    static func listSource(for request: Request, context: RecordContext) throws -> ListSource {
+        var source = plainSource(in: context.ledger)
         if try expandsCategory(request) { source.element = .rendered(expandedJSON) }
         return source
     }
 
-    static func find(id: Int64, for request: Request, clock: CivilClock) throws -> RecordRead {
-        guard try expandsCategory(request) else { return .plain(find(id: id), shape.record) }
-        return .rendered("SELECT \(expandedJSON) FROM \(table) WHERE \(idColumn) = \(id)")
+    static func find(id: Int64, for request: Request, context: RecordContext) throws -> RecordRead {
+        guard try expandsCategory(request) else { return .plain(find(id: id, in: context.ledger), shape.record) }
+        return .rendered("SELECT \(expandedJSON) FROM \(table) WHERE \(inLedger(context.ledger)) AND \(idColumn) = \(id)")
     }
 
     private static func expandsCategory(_ request: Request) throws -> Bool {
@@ -45,11 +46,12 @@ struct CategoryChildRoutes<Child: CategoryChild>: Sendable {
 
     func list(_ request: Request, database: Database) async throws -> Response {
         let categoryID = try recordID(request)
-        let list = try Child.listAnswer(for: request, clock: clock, maxRows: database.streams.maxRows)
+        let list = try Child.listAnswer(
+            for: request, context: RecordContext(clock: clock, ledger: database.ledger), maxRows: database.streams.maxRows)
         return try await database.list(
             list.answer, from: list.source,
             scope: "\(unsafeSQL: Child.alias).category_id = \(categoryID)",
-            owner: ListOwner(exists: CategoryQueries.exists(id: categoryID), missing: APIError.notFound(resource: Categories.recordName, id: categoryID)))
+            owner: ListOwner(exists: CategoryQueries.exists(id: categoryID, in: database.ledger), missing: APIError.notFound(resource: Categories.recordName, id: categoryID)))
     }
 
     /// The path names the category, so the body need not.

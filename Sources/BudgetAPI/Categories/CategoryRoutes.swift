@@ -18,13 +18,14 @@ struct Categories: TypedResource {
     static let listFormats = ListFormat.jsonOrCSV
 
     /// All time, or with `?month=` the month's figures (docs/api.md, Months); `_embed=transactions` either way.
-    static func listSource(for request: Request, clock: CivilClock) throws -> ListSource {
-        var source = plainSource
+    static func listSource(for request: Request, context: RecordContext) throws -> ListSource {
+        var source = plainSource(in: context.ledger)
         if let text = request.queryValue(monthParameter) {
             let month = try MonthChoice(text, parameter: monthParameter)
             source = ListSource(
-                from: CategoryQueries.source(month: month.sql(clock)), shape: CategoryRecord.monthShape,
-                element: .plain(CategoryRecord.monthShape.record), tieBreak: idColumn, parameters: [monthParameter])
+                from: CategoryQueries.source(month: month.sql(context.clock)), shape: CategoryRecord.monthShape,
+                element: .plain(CategoryRecord.monthShape.record), tieBreak: idColumn, scope: inLedger(context.ledger),
+                parameters: [monthParameter])
         }
         if try embedsTransactions(request) {
             source.element = .rendered(CategoryQueries.json(source.shape, embeddingTransactions: true))
@@ -32,8 +33,8 @@ struct Categories: TypedResource {
         return source
     }
 
-    static func find(id: Int64, for request: Request, clock: CivilClock) throws -> RecordRead {
-        let source = try listSource(for: request, clock: clock)
+    static func find(id: Int64, for request: Request, context: RecordContext) throws -> RecordRead {
+        let source = try listSource(for: request, context: context)
         let query = CategoryQueries.find(id: id, source: source)
         return if case .plain(let record) = source.element { .plain(query, record) } else { .rendered(query) }
     }
@@ -41,10 +42,16 @@ struct Categories: TypedResource {
     /// The query parameter that shows categories in a month: `YYYY-MM` or `current`.
     static let monthParameter = "month"
 
-    static func insert(_ fields: CategoryFields, clock: CivilClock) -> Query { CategoryQueries.insert(fields) }
-    static func replace(id: Int64, with fields: CategoryFields, clock: CivilClock) -> Query { CategoryQueries.replace(id: id, with: fields) }
-    static func update(id: Int64, with fields: CategoryFields) -> Query { CategoryQueries.update(id: id, with: fields) }
-    static func seedInsert(_ record: SeedRecord<CategoryFields>, clock: CivilClock) -> Query { CategoryQueries.seedInsert(record) }
+    static func insert(_ fields: CategoryFields, context: RecordContext) -> Query { CategoryQueries.insert(fields, in: context.ledger) }
+    static func replace(id: Int64, with fields: CategoryFields, context: RecordContext) -> Query {
+        CategoryQueries.replace(id: id, with: fields, in: context.ledger)
+    }
+    static func update(id: Int64, with fields: CategoryFields, in ledger: LedgerID) -> Query {
+        CategoryQueries.update(id: id, with: fields, in: ledger)
+    }
+    static func seedInsert(_ record: SeedRecord<CategoryFields>, context: RecordContext) -> Query {
+        CategoryQueries.seedInsert(record, in: context.ledger)
+    }
 
     /// `_embed=transactions` nests each category's transactions, as json-server's `_embed` does.
     private static func embedsTransactions(_ request: Request) throws -> Bool {

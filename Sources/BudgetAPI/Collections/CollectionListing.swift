@@ -14,25 +14,29 @@ struct CollectionListing: Sendable {
     private let answer: ListAnswer
     /// The collection whose records are listed.
     private let collection: String
+    /// The ledger whose collection it is.
+    private let ledger: LedgerID
     /// `_embed` and `_expand` names, resolved against the collections once a connection is at hand.
     private let embeds: [String]
     private let expands: [String]
 
     /// - Parameter collection: the collection whose records are listed (for a nested route, the children's).
-    init(request: Request, collection: String, maxRows: Int?) throws {
-        answer = try ListAnswer(request: request, catalog: DocumentCatalog(column: "d.doc", collection: collection), maxRows: maxRows)
+    init(request: Request, collection: String, ledger: LedgerID, maxRows: Int?) throws {
+        answer = try ListAnswer(
+            request: request, catalog: DocumentCatalog(column: "d.doc", collection: collection, ledger: ledger), maxRows: maxRows)
         self.collection = collection
+        self.ledger = ledger
         (embeds, expands) = (answer.query.embeds, answer.query.expands)
     }
 
     /// Begins the answer with the records of the collection that the query picks.
     func start(on connection: Connection) throws -> StreamedStart {
-        try start(scope: Self.scope(listing: collection), on: connection)
+        try start(scope: Self.scope(listing: collection, in: ledger), on: connection)
     }
 
     /// Begins the answer with the records of the collection whose `field` names `parent` (a nested route's children).
     func start(childrenOf parent: DocumentID, field: String, on connection: Connection) throws -> StreamedStart {
-        let scope: Query = "d.collection = \(collection) AND \(DocumentQueries.references(parent, field: field))"
+        let scope: Query = "\(Self.scope(listing: collection, in: ledger)) AND \(DocumentQueries.references(parent, field: field))"
         return try start(scope: scope, on: connection)
     }
 
@@ -45,16 +49,17 @@ struct CollectionListing: Sendable {
 
     /// What a list of the rows in `scope` selects, each with `relations` appended.
     private func target(scope: Query, relations: [DocumentRelation]) -> ListTarget {
-        ListTarget(element: .rendered(DocumentQueries.body(with: relations)), source: Self.source, scope: scope, tieBreak: Self.tieBreak)
+        ListTarget(
+            element: .rendered(DocumentQueries.body(with: relations)), source: Self.source, scope: scope, ledger: ledger, tieBreak: Self.tieBreak)
     }
 
-    /// The rows of a plain (not nested) list of `collection`.
-    static func scope(listing collection: String) -> Query {
-        "d.collection = \(collection)"
+    /// The rows of a plain (not nested) list of the ledger's `collection`.
+    static func scope(listing collection: String, in ledger: LedgerID) -> Query {
+        "d.ledger_id = \(ledger) AND d.collection = \(collection)"
     }
 
     private func start(scope: Query, on connection: Connection) throws -> StreamedStart {
-        let relations = try DocumentStore(connection: connection).relations(embeds: embeds, expands: expands, on: collection)
+        let relations = try DocumentStore(connection: connection, ledger: ledger).relations(embeds: embeds, expands: expands, on: collection)
         return try answer.start(target(scope: scope, relations: relations), on: connection)
     }
 }

@@ -30,10 +30,10 @@ struct CollectionRoutes: Sendable {
         let name = try request.parameters.require("name")
         let maxRows = database.streams.maxRows
         return try await database.streamedAnswer { connection in
-            let store = DocumentStore(connection: connection)
+            let store = DocumentStore(connection: connection, ledger: database.ledger)
             switch try store.kind(of: name) {
             // A singular resource has no list to query, so list parameters cannot be wrong for it.
-            case .plural: return try CollectionListing(request: request, collection: name, maxRows: maxRows).start(on: connection)
+            case .plural: return try CollectionListing(request: request, collection: name, ledger: database.ledger, maxRows: maxRows).start(on: connection)
             case .singular: return .answer(.json(try store.singular(name)))
             }
         }
@@ -44,7 +44,7 @@ struct CollectionRoutes: Sendable {
         let name = try request.parameters.require("name")
         let (records, isArray) = try RequestBody.objects(request)
         return try await database.transaction { connection in
-            let store = DocumentStore(connection: connection)
+            let store = DocumentStore(connection: connection, ledger: database.ledger)
             if try store.kind(of: name) == .singular {
                 guard !isArray else { throw APIError.malformedBody("\(name) is a singular resource; send one JSON object") }
                 // json-server 0.17 answers a POST on a singular resource with 201.
@@ -63,10 +63,11 @@ struct CollectionRoutes: Sendable {
         let (name, key) = try Self.recordPath(request)
         let asked = try ListQuery.parse(request.query.filter { $0.name == "_embed" || $0.name == "_expand" })
         return try await database.transaction { connection in
-            let store = DocumentStore(connection: connection)
+            let store = DocumentStore(connection: connection, ledger: database.ledger)
             try store.requirePlural(name)
             let relations = try store.relations(embeds: asked.embeds, expands: asked.expands, on: name)
-            guard let record = try connection.snapshotJSON(DocumentQueries.find(key, in: name, with: relations)) else {
+            guard let record = try connection.snapshotJSON(
+                DocumentQueries.find(key, in: name, ledger: database.ledger, with: relations), ledger: database.ledger) else {
                 throw CollectionError.recordNotFound(collection: name, key: key)
             }
             return .json(record)
@@ -78,7 +79,7 @@ struct CollectionRoutes: Sendable {
         let (name, key) = try Self.recordPath(request)
         let members = try RequestBody.object(request)
         return try await database.transaction { connection in
-            let store = DocumentStore(connection: connection)
+            let store = DocumentStore(connection: connection, ledger: database.ledger)
             try store.requirePlural(name)
             let (isCreated, body) = try store.replace(key, in: name, with: members)
             return isCreated ? Self.created(body, at: "/\(name)/\(DocumentID(pathSegment: key).pathSegment)") : .json(body)
@@ -91,7 +92,7 @@ struct CollectionRoutes: Sendable {
         let patch = try RequestBody.object(request, accepting: [RequestBody.json, RequestBody.mergePatch])
         let rule = PatchRule(contentType: request.contentType)
         return try await database.transaction { connection in
-            let store = DocumentStore(connection: connection)
+            let store = DocumentStore(connection: connection, ledger: database.ledger)
             try store.requirePlural(name)
             guard let body = try store.merge(key, in: name, patch: patch, rule: rule) else {
                 throw CollectionError.recordNotFound(collection: name, key: key)
@@ -104,7 +105,7 @@ struct CollectionRoutes: Sendable {
     func delete(_ request: Request, database: Database) async throws -> Response {
         let (name, key) = try Self.recordPath(request)
         return try await database.transaction { connection in
-            let store = DocumentStore(connection: connection)
+            let store = DocumentStore(connection: connection, ledger: database.ledger)
             try store.requirePlural(name)
             guard let body = try store.delete(key, in: name) else {
                 throw CollectionError.recordNotFound(collection: name, key: key)
@@ -120,7 +121,7 @@ struct CollectionRoutes: Sendable {
         let members = try RequestBody.object(request, accepting: accepted)
         let rule = PatchRule(contentType: request.contentType)
         return try await database.transaction { connection in
-            let store = DocumentStore(connection: connection)
+            let store = DocumentStore(connection: connection, ledger: database.ledger)
             guard try store.kind(of: name) == .singular else { throw CollectionError.pluralNeedsRecordID(name) }
             if isMerge, let body = try store.merge("", in: name, patch: members, rule: rule) {
                 return .json(body)

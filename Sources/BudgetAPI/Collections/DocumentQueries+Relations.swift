@@ -7,15 +7,21 @@ import Postgres
 /// The appended JSON is PostgreSQL's too: the related records' stored `body` text, joined with commas. Names
 /// of collections and members are bound parameters; only this file's own text is SQL.
 extension DocumentQueries {
-    /// The plural collections, which `_embed` and `_expand` may name.
-    static let pluralNames: Query = "SELECT name FROM collections WHERE kind = 'plural' ORDER BY created_at, name"
-
-    /// One record of `collection` with `relations` appended; no row when there is none.
-    static func find(_ key: String, in collection: String, with relations: [DocumentRelation]) -> Query {
-        "SELECT \(body(with: relations)) FROM documents d WHERE d.collection = \(collection) AND d.id = \(key)"
+    /// The ledger's plural collections, which `_embed` and `_expand` may name.
+    static func pluralNames(in ledger: LedgerID) -> Query {
+        "SELECT name FROM collections WHERE ledger_id = \(ledger) AND kind = 'plural' ORDER BY created_at, name"
     }
 
-    /// The JSON text of record `d` with one member per relation appended at the end.
+    /// One record of the ledger's `collection` with `relations` appended; no row when there is none.
+    static func find(_ key: String, in collection: String, ledger: LedgerID, with relations: [DocumentRelation]) -> Query {
+        """
+        SELECT \(body(with: relations)) FROM documents d
+        WHERE d.ledger_id = \(ledger) AND d.collection = \(collection) AND d.id = \(key)
+        """
+    }
+
+    /// The JSON text of record `d` with one member per relation appended at the end; the related records are
+    /// `d`'s ledger's.
     ///
     /// `concat_ws` skips NULLs, which covers an empty record (no comma before the first member) and a member
     /// that is left out; stored bodies are compact objects from `JSONWriter`, and JSON whitespace around
@@ -39,7 +45,7 @@ extension DocumentQueries {
             // Containment, as DELETE finds dependents, so the GIN index answers and 1 and "1" both match.
             """
             (SELECT coalesce('[' || string_agg(related.body::text, ',' ORDER BY related.position) || ']', '[]') \
-            FROM documents related WHERE related.collection = \(collection) \
+            FROM documents related WHERE related.ledger_id = d.ledger_id AND related.collection = \(collection) \
             AND (related.doc @> jsonb_build_object(\(field)::text, d.id) \
             OR related.doc @> jsonb_build_object(\(field)::text, \(idAsNumberWhenItIsOne))))
             """
@@ -47,7 +53,7 @@ extension DocumentQueries {
             // ->> gives a number's and a string's text alike, which is how documents.id stores ids.
             """
             (SELECT related.body::text FROM documents related \
-            WHERE related.collection = \(collection) AND related.id = d.doc ->> \(field)::text)
+            WHERE related.ledger_id = d.ledger_id AND related.collection = \(collection) AND related.id = d.doc ->> \(field)::text)
             """
         }
         let name = relation.member

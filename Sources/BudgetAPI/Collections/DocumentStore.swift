@@ -6,15 +6,17 @@ import Postgres
 /// normalize numbers, and records must come back exactly as written (docs/json-server.md).
 struct DocumentStore {
     let connection: Connection
+    /// The ledger whose collections these are; every statement names it.
+    let ledger: LedgerID
 
     /// Every name that answers as a collection: the typed ones, then the generic ones in definition order.
     func allNames() throws -> [String] {
-        TypedResources.names + (try connection.query(DocumentQueries.names).map { try $0.decode(String.self, at: 0) })
+        TypedResources.names + (try connection.query(DocumentQueries.names(in: ledger)).map { try $0.decode(String.self, at: 0) })
     }
 
     /// The collection's kind; a name no seed defined is a 404 listing the names that exist.
     func kind(of collection: String) throws -> CollectionKind {
-        let result = try connection.query(DocumentQueries.kind(of: collection))
+        let result = try connection.query(DocumentQueries.kind(of: collection, in: ledger))
         guard result.count > 0, let kind = CollectionKind(rawValue: try result[0].decode(String.self, at: 0)) else {
             throw CollectionError.unknownCollection(collection, existing: try allNames())
         }
@@ -29,7 +31,7 @@ struct DocumentStore {
     /// The `_embed` and `_expand` relations of `collection`; the collection names are read only when some are asked.
     func relations(embeds: [String], expands: [String], on collection: String) throws -> [DocumentRelation] {
         guard !embeds.isEmpty || !expands.isEmpty else { return [] }
-        let plurals = try connection.query(DocumentQueries.pluralNames).map { try $0.decode(String.self, at: 0) }
+        let plurals = try connection.query(DocumentQueries.pluralNames(in: ledger)).map { try $0.decode(String.self, at: 0) }
         return try DocumentRelation.resolve(embeds: embeds, expands: expands, on: collection, among: plurals)
     }
 
@@ -39,7 +41,7 @@ struct DocumentStore {
         if let chosen = try members.documentID() {
             id = chosen
         } else {
-            let next = try connection.query(DocumentQueries.takeNextID(in: collection))[0].decode(Int64.self, at: 0)
+            let next = try connection.query(DocumentQueries.takeNextID(in: collection, ledger: ledger))[0].decode(Int64.self, at: 0)
             id = DocumentID(pathSegment: String(next))
         }
         return (id, try insert(members.settingID(id), id: id, into: collection))
@@ -48,14 +50,14 @@ struct DocumentStore {
     /// Inserts a body that already carries `id`; a taken id fails on `documents_pkey` (409).
     func insert(_ body: JSONObject, id: DocumentID, into collection: String) throws -> [UInt8] {
         if let number = id.positiveInteger {
-            try connection.execute(DocumentQueries.reserve(number, in: collection))
+            try connection.execute(DocumentQueries.reserve(number, in: collection, ledger: ledger))
         }
-        return try connection.json(DocumentQueries.insert(body, key: id.key, into: collection)) ?? []
+        return try connection.json(DocumentQueries.insert(body, key: id.key, into: collection, ledger: ledger)) ?? []
     }
 
     /// The stored record, parsed; nil when there is none.
     func find(_ key: String, in collection: String, lockingIt: Bool = false) throws -> JSONObject? {
-        guard let bytes = try connection.json(DocumentQueries.find(key, in: collection, lockingIt: lockingIt)) else {
+        guard let bytes = try connection.json(DocumentQueries.find(key, in: collection, ledger: ledger, lockingIt: lockingIt)) else {
             return nil
         }
         guard case .object(let members) = try JSONParser.parse(bytes) else {
@@ -94,26 +96,26 @@ struct DocumentStore {
     }
 
     func update(_ key: String, in collection: String, to body: JSONObject) throws -> [UInt8] {
-        try connection.json(DocumentQueries.update(key, in: collection, to: body)) ?? []
+        try connection.json(DocumentQueries.update(key, in: collection, ledger: ledger, to: body)) ?? []
     }
 
-    /// DELETE: removes the record and, in every collection, the records that name it by `<singular>Id`.
+    /// DELETE: removes the record and, in every collection of the ledger, the records that name it by `<singular>Id`.
     func delete(_ key: String, in collection: String) throws -> [UInt8]? {
-        guard let body = try connection.json(DocumentQueries.delete(key, in: collection)) else { return nil }
+        guard let body = try connection.json(DocumentQueries.delete(key, in: collection, ledger: ledger)) else { return nil }
         let field = CollectionNames.foreignKey(for: collection)
-        try connection.execute(DocumentQueries.deleteReferencing(DocumentID(pathSegment: key), field: field))
+        try connection.execute(DocumentQueries.deleteReferencing(DocumentID(pathSegment: key), field: field, in: ledger))
         return body
     }
 
     /// A singular resource's object (`{}` if it was never written), with the feed position it reflects.
     func singular(_ collection: String) throws -> SnapshotJSON {
-        try connection.snapshotJSON("SELECT coalesce((\(DocumentQueries.find("", in: collection))), '{}')")!
+        try connection.snapshotJSON("SELECT coalesce((\(DocumentQueries.find("", in: collection, ledger: ledger))), '{}')", ledger: ledger)!
     }
 
     /// Replaces a singular resource's object, creating its row if a seed left none.
     func replaceSingular(_ collection: String, with members: JSONObject) throws -> [UInt8] {
         guard try find("", in: collection, lockingIt: true) != nil else {
-            return try connection.json(DocumentQueries.insert(members, key: "", into: collection)) ?? []
+            return try connection.json(DocumentQueries.insert(members, key: "", into: collection, ledger: ledger)) ?? []
         }
         return try update("", in: collection, to: members)
     }

@@ -1,6 +1,6 @@
 import Postgres
 
-/// Writes the whole database as a json-server db.json, the shape `Seeder` loads back unchanged (docs/configuration.md, export).
+/// Writes one ledger's data as a json-server db.json, the shape `Seeder` loads back unchanged (docs/configuration.md, export).
 ///
 /// The typed tables come first, in `TypedResources.all` order, as their API JSON without the derived members
 /// (a category's `spent` and `remaining`); then every generic collection in the order it was defined, each
@@ -19,16 +19,21 @@ public final class Exporter: ChunkSource, @unchecked Sendable {
     /// The section being written, through its cursor; nil between sections.
     private var current: ListRows?
 
-    /// The sections, in order; the collections come from `connection`, so call it in the export's transaction.
-    public init(on connection: Connection) throws {
+    /// The ledger exported.
+    private let ledger: LedgerID
+
+    /// The ledger's sections, in order; the collections come from `connection`, so call it in the export's
+    /// transaction.
+    public init(on connection: Connection, ledger: LedgerID) throws {
+        self.ledger = ledger
         sections = TypedResources.all.map { resource in
-            .records(name: resource.collection, element: .plain(resource.shape.exported), rows: resource.exportRows)
+            .records(name: resource.collection, element: .plain(resource.shape.exported), rows: resource.exportRows(in: ledger))
         }
-        for row in try connection.query(DocumentQueries.namesAndKinds) {
+        for row in try connection.query(DocumentQueries.namesAndKinds(in: ledger)) {
             let name = try row.decode(String.self, at: 0)
             switch CollectionKind(rawValue: try row.decode(String.self, at: 1)) {
             case .singular: sections.append(.singular(name: name))
-            case .plural, nil: sections.append(.records(name: name, element: .rendered("d.body"), rows: DocumentQueries.bodies(of: name)))
+            case .plural, nil: sections.append(.records(name: name, element: .rendered("d.body"), rows: DocumentQueries.bodies(of: name, in: ledger)))
             }
         }
     }
@@ -52,7 +57,7 @@ public final class Exporter: ChunkSource, @unchecked Sendable {
             piece += try records.next(on: connection) ?? []
         case .singular(let name):
             piece += JSONWriter.bytes(.string(name)) + [UInt8(ascii: ":")]
-            piece += try connection.json(DocumentQueries.find("", in: name)) ?? Array("{}".utf8)
+            piece += try connection.json(DocumentQueries.find("", in: name, ledger: ledger)) ?? Array("{}".utf8)
             if sections.isEmpty { piece.append(UInt8(ascii: "}")) }
         }
         return piece
@@ -61,8 +66,8 @@ public final class Exporter: ChunkSource, @unchecked Sendable {
     private static let cursorName = "budget_export"
 
     /// The whole document at once, for answers that are small by nature (`PUT /db` answers what it loaded).
-    public static func export(_ connection: Connection) throws -> [UInt8] {
-        let exporter = try Exporter(on: connection)
+    public static func export(_ connection: Connection, ledger: LedgerID) throws -> [UInt8] {
+        let exporter = try Exporter(on: connection, ledger: ledger)
         var bytes: [UInt8] = []
         while let piece = try exporter.next(on: connection) { bytes += piece }
         return bytes

@@ -14,9 +14,10 @@ struct NestedCollectionRoutes: Sendable {
 
     func list(_ request: Request, database: Database) async throws -> Response {
         let path = try NestedPath(request)
-        let listing = try CollectionListing(request: request, collection: path.child, maxRows: database.streams.maxRows)
+        let listing = try CollectionListing(
+            request: request, collection: path.child, ledger: database.ledger, maxRows: database.streams.maxRows)
         return try await database.streamedAnswer { connection in
-            let parentID = try path.parentID(on: connection)
+            let parentID = try path.parentID(on: connection, ledger: database.ledger)
             return try listing.start(childrenOf: parentID, field: path.foreignKey, on: connection)
         }
     }
@@ -26,8 +27,8 @@ struct NestedCollectionRoutes: Sendable {
         let path = try NestedPath(request)
         let (records, isArray) = try RequestBody.objects(request)
         return try await database.transaction { connection in
-            let parentID = try path.parentID(on: connection)
-            let store = DocumentStore(connection: connection)
+            let parentID = try path.parentID(on: connection, ledger: database.ledger)
+            let store = DocumentStore(connection: connection, ledger: database.ledger)
             let created = try records.map { members in
                 var linked = members
                 linked[path.foreignKey] = parentID.value
@@ -58,8 +59,8 @@ private struct NestedPath: Sendable {
     /// The parent's id as stored; both collections must be plural and the parent must exist (else 404).
     ///
     /// json-server answers `[]` under a missing parent; a 404 tells an offline client its parent is gone.
-    func parentID(on connection: Connection) throws -> DocumentID {
-        let store = DocumentStore(connection: connection)
+    func parentID(on connection: Connection, ledger: LedgerID) throws -> DocumentID {
+        let store = DocumentStore(connection: connection, ledger: ledger)
         try store.requirePlural(parent)
         try store.requirePlural(child)
         guard let stored = try store.find(key, in: parent) else {

@@ -26,8 +26,8 @@ struct SeedPlan {
     private(set) var collections: [Collection] = []
     private var issues: [SeedError.Issue] = []
 
-    /// - Parameter clock: what today is, for a transaction without a `date`.
-    init(_ document: JSONValue, clock: CivilClock) throws(SeedError) {
+    /// - Parameter context: the ledger the records go into, and what today is for a transaction without a `date`.
+    init(_ document: JSONValue, context: RecordContext) throws(SeedError) {
         guard case .object(let members) = document else {
             throw .invalid([.init(path: SeedPath.root, message: "must be a JSON object of collections, not \(document.typeName)")])
         }
@@ -40,7 +40,7 @@ struct SeedPlan {
             } else if !CollectionNames.isWellFormed(name) {
                 issue(path, "a collection name is 1 to 100 letters, digits, '_' or '-'")
             } else if let index = TypedResources.names.firstIndex(of: name) {
-                typed[index].inserts = typedRecords(TypedResources.all[index], value, path: path, clock: clock)
+                typed[index].inserts = typedRecords(TypedResources.all[index], value, path: path, context: context)
             } else if case .object(let body) = value {
                 collections.append(Collection(name: name, kind: .singular, records: [("", body)], nextID: 1))
             } else if case .array(let elements) = value {
@@ -97,7 +97,7 @@ struct SeedPlan {
         _ resource: Resource.Type,
         _ value: JSONValue,
         path: String,
-        clock: CivilClock
+        context: RecordContext
     ) -> [(query: Query, path: String)] {
         guard case .array(let elements) = value else {
             issue(path, "must be an array of records, not \(value.typeName)")
@@ -116,7 +116,7 @@ struct SeedPlan {
             do {
                 let fields = try Resource.fields(from: members, mode: .complete, fieldPrefix: "")
                 let record = SeedRecord(fields: fields, createdAt: createdAt, updatedAt: updatedAt, version: version)
-                records.append((Resource.seedInsert(record, clock: clock), recordPath))
+                records.append((Resource.seedInsert(record, context: context), recordPath))
             } catch APIError.invalidFields(let errors) {
                 for error in errors { issue(SeedPath.member(recordPath, error.field), error.message) }
             } catch {

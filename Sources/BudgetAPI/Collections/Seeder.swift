@@ -8,16 +8,17 @@ public enum Seeder {
     /// Records sent to PostgreSQL per statement: large seeds need few round trips, and no statement grows huge.
     static let batchSize = 1000
 
-    /// True when no typed record and no generic collection exists: `serve --seed` loads only then.
-    public static func isDatabaseEmpty(_ connection: Connection) throws -> Bool {
-        try connection.query(SeedQueries.isEmpty)[0].decode(Bool.self, at: 0)
+    /// True when the ledger has no typed record and no generic collection: `serve --seed` loads only then.
+    public static func isDatabaseEmpty(_ connection: Connection, ledger: LedgerID) throws -> Bool {
+        try connection.query(SeedQueries.isEmpty(ledger))[0].decode(Bool.self, at: 0)
     }
 
-    /// Parses and loads a db.json file's bytes; a non-empty database is left alone unless `replacing`. `clock`
-    /// says what today is for a transaction without a `date` (`--time-zone`).
+    /// Parses and loads a db.json file's bytes into the ledger; a non-empty ledger is left alone unless
+    /// `replacing`, which replaces that ledger's data alone. `clock` says what today is for a transaction
+    /// without a `date` (`--time-zone`).
     @discardableResult
     public static func load(
-        _ bytes: [UInt8], into connection: Connection, replacing: Bool = false, clock: CivilClock = CivilClock()
+        _ bytes: [UInt8], into connection: Connection, ledger: LedgerID, replacing: Bool = false, clock: CivilClock = CivilClock()
     ) throws -> SeedSummary {
         let document: JSONValue
         do {
@@ -25,38 +26,41 @@ public enum Seeder {
         } catch {
             throw SeedError.invalid([.init(path: SeedPath.root, message: "not valid JSON: \(error)")])
         }
-        return try load(document, into: connection, replacing: replacing, clock: clock)
+        return try load(document, into: connection, ledger: ledger, replacing: replacing, clock: clock)
     }
 
     /// Loads a parsed db.json document in one transaction (a savepoint when the caller has one open).
     @discardableResult
-    static func load(_ document: JSONValue, into connection: Connection, replacing: Bool, clock: CivilClock) throws -> SeedSummary {
-        let plan = try SeedPlan(document, clock: clock)
+    static func load(
+        _ document: JSONValue, into connection: Connection, ledger: LedgerID, replacing: Bool, clock: CivilClock
+    ) throws -> SeedSummary {
+        let plan = try SeedPlan(document, context: RecordContext(clock: clock, ledger: ledger))
         return try connection.transaction { connection in
             if replacing {
-                try connection.execute(script: SeedQueries.wipe)
-            } else if try !isDatabaseEmpty(connection) {
+                for statement in SeedQueries.wipe(ledger) { try connection.execute(statement) }
+            } else if try !isDatabaseEmpty(connection, ledger: ledger) {
                 throw SeedError.databaseNotEmpty
             }
-            try write(plan, on: connection)
+            try write(plan, ledger: ledger, on: connection)
             return SeedSummary(plan)
         }
     }
 
-    private static func write(_ plan: SeedPlan, on connection: Connection) throws {
+    private static func write(_ plan: SeedPlan, ledger: LedgerID, on connection: Connection) throws {
         // In `TypedResources.all` order, whatever the file's: a transaction needs its category.
         for resource in plan.typed {
             for record in resource.inserts { try insert(record.query, at: record.path, on: connection) }
         }
         for collection in plan.collections {
-            try connection.execute(DocumentQueries.define(collection.name, kind: collection.kind, nextID: collection.nextID))
+            try connection.execute(DocumentQueries.define(collection.name, kind: collection.kind, nextID: collection.nextID, in: ledger))
             var start = 0
             while start < collection.records.count {
                 let batch = collection.records[start..<min(start + batchSize, collection.records.count)]
                 try connection.execute(SeedQueries.insert(
                     keys: batch.map(\.key),
                     bodies: batch.map { JSONWriter.string(.object($0.body)) },
-                    into: collection.name
+                    into: collection.name,
+                    ledger: ledger
                 ))
                 start += batchSize
             }

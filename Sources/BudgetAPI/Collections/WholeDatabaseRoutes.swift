@@ -17,13 +17,14 @@ struct WholeDatabaseRoutes: Sendable {
         let condition = try request.entityTagCondition("If-None-Match")
         // One snapshot (Database.streamedAnswer's REPEATABLE READ): the export takes many statements, and all
         // of them, X-Sync-Seq and the data version too, must see the same data.
+        let ledger = database.ledger
         return try await database.streamedAnswer { connection in
-            let row = try connection.query("SELECT \(ChangeFeedQueries.position), \(ChangeFeedQueries.dataVersion)")[0]
+            let row = try connection.query("SELECT \(ChangeFeedQueries.position(ledger)), \(ChangeFeedQueries.dataVersion(ledger))")[0]
             var head = Response.json([])
             head.syncSeq = try row.decode(Int64.self, at: 0)
             let tag = ListValidator.tag(identity: [Self.path], version: try row.decode(String.self, at: 1))
             if ListValidator.isNotModified(condition, tag: tag) { return .answer(ListValidator.notModified(head, tag: tag)) }
-            return .body(head, weakTag: tag, source: try Exporter(on: connection))
+            return .body(head, weakTag: tag, source: try Exporter(on: connection, ledger: ledger))
         }
     }
 
@@ -37,9 +38,10 @@ struct WholeDatabaseRoutes: Sendable {
         guard case .object = document else {
             throw APIError.malformedBody("the body must be a JSON object of collections, not \(document.typeName)")
         }
+        let ledger = database.ledger
         let exported = try await database.transaction { [clock] connection in
-            try Seeder.load(document, into: connection, replacing: true, clock: clock)
-            return try Exporter.export(connection)
+            try Seeder.load(document, into: connection, ledger: ledger, replacing: true, clock: clock)
+            return try Exporter.export(connection, ledger: ledger)
         }
         return .json(exported)
     }

@@ -14,27 +14,34 @@ enum HomeQueries {
     /// (`YYYY-MM`, in the server's time zone); sections order typed resources, then generic collections as
     /// they were defined, then categories by id. A collection's count can read the documents'
     /// `(collection, position)` index; a category's figures are those of `GET /categories?month=current`.
-    static func page(clock: CivilClock) -> Query {
+    static func page(clock: CivilClock, ledger: LedgerID) -> Query {
         """
         SELECT kind, name, records, id, budgeted, carried, spent, remaining, to_char(\(clock.currentMonth), 'YYYY-MM') FROM (
-            \(Query.joined(typedCounts, separator: " UNION ALL "))
+            \(Query.joined(typedCounts(ledger), separator: " UNION ALL "))
             UNION ALL
             SELECT 1, row_number() OVER (ORDER BY k.created_at, k.name), k.kind, k.name,
-                   (SELECT count(*) FROM documents d WHERE d.collection = k.name), NULL, NULL, NULL, NULL, NULL
+                   (SELECT count(*) FROM documents d WHERE d.ledger_id = k.ledger_id AND d.collection = k.name),
+                   NULL, NULL, NULL, NULL, NULL
             FROM collections k
+            WHERE k.ledger_id = \(ledger)
             UNION ALL
             (SELECT 2, c.id, 'category', c.title, NULL, c.id, f.budgeted, f.carried, f.spent, f.remaining
-             FROM \(CategoryQueries.source(month: clock.currentMonth)) ORDER BY c.id LIMIT \(budgetLimit))
+             FROM \(CategoryQueries.source(month: clock.currentMonth)) WHERE \(Categories.inLedger(ledger))
+             ORDER BY c.id LIMIT \(budgetLimit))
         ) page
         ORDER BY section, position
         """
     }
 
     /// A row per typed resource, in `TypedResources.all` order, with its record count.
-    private static let typedCounts: [Query] = TypedResources.all.enumerated().map { index, resource in
+    private static func typedCounts(_ ledger: LedgerID) -> [Query] {
+        TypedResources.all.enumerated().map { index, resource in typedCount(resource, at: index, in: ledger) }
+    }
+
+    private static func typedCount(_ resource: any TypedResource.Type, at index: Int, in ledger: LedgerID) -> Query {
         """
         SELECT 0 AS section, \(Int64(index))::bigint AS position, 'typed' AS kind, \(resource.collection)::text AS name,
-               (SELECT count(*) FROM \(resource.table)) AS records,
+               (SELECT count(*) FROM \(resource.table) WHERE \(resource.inLedger(ledger))) AS records,
                NULL::bigint AS id, NULL::numeric AS budgeted, NULL::numeric AS carried, NULL::numeric AS spent,
                NULL::numeric AS remaining
         """

@@ -11,9 +11,8 @@ struct HomeRoutes: Sendable {
     let clock: CivilClock
 
     func register(in router: inout Router<Database>) {
-        let query = HomeQueries.page(clock: clock)
         router.get("/") { _, database in
-            let page = try HomeQueries.decode(try await database.query(query))
+            let page = try HomeQueries.decode(try await database.query(HomeQueries.page(clock: clock, ledger: database.ledger)))
             return Response(status: .ok, headers: ["Content-Type": Self.contentType], body: page.render())
         }
     }

@@ -15,13 +15,16 @@ enum IdempotencyQueries {
     ///
     /// Not waiting is the point: a second request with the key while the first still runs, on any server
     /// process, answers 409 at once instead of queueing behind it.
-    static func claim(_ key: IdempotencyKey, fingerprint: RequestFingerprint) -> Query {
+    ///
+    /// Keys are per ledger: the lock hashes the ledger with the key, so the same key in two ledgers never
+    /// answers "in progress" for the other (a hash collision between two pairs only costs a rare false 409).
+    static func claim(_ key: IdempotencyKey, fingerprint: RequestFingerprint, in ledger: LedgerID) -> Query {
         """
         SELECT l.locked, k.key IS NOT NULL, k.fingerprint = sha256(convert_to(\(fingerprint.canonicalText), 'UTF8')),
                k.status, k.headers::text, k.body
-        FROM (SELECT pg_try_advisory_xact_lock(\(lockSpace), hashtext(\(key.value))) AS locked) l
+        FROM (SELECT pg_try_advisory_xact_lock(\(lockSpace), hashtext(\(ledger)::text || ':' || \(key.value))) AS locked) l
         LEFT JOIN idempotency_keys k
-            ON l.locked AND k.key = \(key.value) AND k.created_at > now() - \(lifetime)
+            ON l.locked AND k.ledger_id = \(ledger) AND k.key = \(key.value) AND k.created_at > now() - \(lifetime)
         """
     }
 
@@ -29,13 +32,13 @@ enum IdempotencyQueries {
     /// one that this transaction's snapshot could not see (it committed meanwhile) fails the statement with
     /// a serialization failure, so the whole request runs again and replays that row instead.
     static func store(
-        _ key: IdempotencyKey, fingerprint: RequestFingerprint, status: Int, headers: String, body: String
+        _ key: IdempotencyKey, fingerprint: RequestFingerprint, status: Int, headers: String, body: String, in ledger: LedgerID
     ) -> Query {
         """
-        INSERT INTO idempotency_keys AS existing (key, fingerprint, method, path, status, headers, body)
-        VALUES (\(key.value), sha256(convert_to(\(fingerprint.canonicalText), 'UTF8')), \(fingerprint.method),
+        INSERT INTO idempotency_keys AS existing (ledger_id, key, fingerprint, method, path, status, headers, body)
+        VALUES (\(ledger), \(key.value), sha256(convert_to(\(fingerprint.canonicalText), 'UTF8')), \(fingerprint.method),
                 \(fingerprint.target), \(Int32(status))::smallint, \(headers)::json, \(body))
-        ON CONFLICT (key) DO UPDATE
+        ON CONFLICT (ledger_id, key) DO UPDATE
             SET fingerprint = excluded.fingerprint, method = excluded.method, path = excluded.path,
                 status = excluded.status, headers = excluded.headers, body = excluded.body, created_at = now()
             WHERE existing.created_at <= now() - \(lifetime)

@@ -30,9 +30,9 @@ struct StatementImport: Sendable {
             var batch = ImportBatch()
             let run = { (batch: ImportBatch, outcome: inout ImportOutcome) throws in
                 if outcome.isDryRun {
-                    try outcome.add(batch, existing: connection.query(ImportQueries.existing(batch.importIDs)))
+                    try outcome.add(batch, existing: connection.query(ImportQueries.existing(batch.importIDs, in: database.ledger)))
                 } else {
-                    try outcome.add(batch, inserted: connection.query(ImportQueries.insert(batch)))
+                    try outcome.add(batch, inserted: connection.query(ImportQueries.insert(batch, in: database.ledger)))
                 }
             }
             _ = try rows.forEachRow { row in
@@ -226,7 +226,7 @@ enum CategoryNames {
         }
         var existing: Set<Int64> = []
         var byName: [String: Int64] = [:]
-        for row in try await database.query(ImportQueries.categories(ids: ids, names: names)) {
+        for row in try await database.query(ImportQueries.categories(ids: ids, names: names, in: database.ledger)) {
             let id = try row.decode(Int64.self, at: 0)
             if let name = try row.decode(String?.self, at: 1) { byName[name] = id } else { existing.insert(id) }
         }
@@ -246,30 +246,31 @@ enum ImportQueries {
     /// (id, import_id) of the rows it created. `unnest` yields the rows in the file's order, and the insert
     /// takes them (and their ids) in that order; no sort is asked for. An import's batches run in one
     /// transaction, so the file is written whole or not at all.
-    static func insert(_ batch: ImportBatch) -> Query {
+    static func insert(_ batch: ImportBatch, in ledger: LedgerID) -> Query {
         """
-        INSERT INTO transactions (category_id, title, amount, date, note, import_id)
-        SELECT category_id, title, amount, date, note, import_id
+        INSERT INTO transactions (ledger_id, category_id, title, amount, date, note, import_id)
+        SELECT \(ledger), category_id, title, amount, date, note, import_id
         FROM unnest(\(batch.categoryIDs)::bigint[], \(batch.titles)::text[], \(batch.amounts)::numeric[], \(batch.days)::date[],
                     \(batch.notes)::text[], \(batch.importIDLiteral)::text[])
              AS row (category_id, title, amount, date, note, import_id)
-        ON CONFLICT (import_id) WHERE import_id IS NOT NULL DO NOTHING
+        ON CONFLICT (ledger_id, import_id) WHERE import_id IS NOT NULL DO NOTHING
         RETURNING id, import_id
         """
     }
 
-    /// The import ids among `importIDs` that a transaction holds already (a dry run's duplicates).
-    static func existing(_ importIDs: [String]) -> Query {
-        "SELECT import_id FROM transactions WHERE import_id = ANY(\(importIDs)::text[])"
+    /// The import ids among `importIDs` that a transaction of the ledger holds already (a dry run's duplicates).
+    static func existing(_ importIDs: [String], in ledger: LedgerID) -> Query {
+        "SELECT t.import_id FROM transactions t WHERE \(Transactions.inLedger(ledger)) AND t.import_id = ANY(\(importIDs)::text[])"
     }
 
     /// The categories with one of `ids` (name NULL), and those whose title equals one of `names` ignoring
     /// case, with the name as the statement wrote it.
-    static func categories(ids: [Int64], names: [String]) -> Query {
+    static func categories(ids: [Int64], names: [String], in ledger: LedgerID) -> Query {
         """
-        SELECT id, NULL::text FROM categories WHERE id = ANY(\(ids)::bigint[])
+        SELECT c.id, NULL::text FROM categories c WHERE \(Categories.inLedger(ledger)) AND c.id = ANY(\(ids)::bigint[])
         UNION ALL
-        SELECT c.id, n.name FROM unnest(\(names)::text[]) AS n (name) JOIN categories c ON lower(c.title) = lower(n.name)
+        SELECT c.id, n.name FROM unnest(\(names)::text[]) AS n (name)
+        JOIN categories c ON \(Categories.inLedger(ledger)) AND lower(c.title) = lower(n.name)
         """
     }
 }

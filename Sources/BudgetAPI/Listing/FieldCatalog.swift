@@ -46,6 +46,8 @@ struct DocumentCatalog: FieldCatalog {
     let column: Query
     /// The collection listed (for a nested route, the children's collection); its name is always bound.
     let collection: String
+    /// The ledger whose collection it is: another ledger's records never decide a field's presence.
+    let ledger: LedgerID
 
     func field(_ path: [String]) throws -> FieldReference {
         .document(column: column, path: path)
@@ -63,7 +65,7 @@ struct DocumentCatalog: FieldCatalog {
     /// (docs/json-server.md, what the indexes cover).
     func presence(of path: [String]) -> Query? {
         """
-        coalesce((SELECT true FROM documents present WHERE present.collection = \(collection) \
+        coalesce((SELECT true FROM documents present WHERE present.ledger_id = \(ledger) AND present.collection = \(collection) \
         AND present.doc #> \(path)::text[] IS NOT NULL ORDER BY present.position LIMIT 1), false)
         """
     }

@@ -60,8 +60,9 @@ struct ListAnswer: Sendable {
     /// streamed list's weak one.
     func probeStatement(_ record: PlainRecord, _ target: ListTarget) -> Query {
         plan.selectRows(
-            columns: record.columns, from: target.source, scope: target.scope, tieBreak: target.tieBreak,
-            ownerExists: target.owner?.exists ?? "TRUE", limit: Self.probeRows + 1, version: wantsVersion ? ChangeFeedQueries.dataVersion : nil)
+            columns: record.columns, from: target.source, scope: target.scope, tieBreak: target.tieBreak, ledger: target.ledger,
+            ownerExists: target.owner?.exists ?? "TRUE", limit: Self.probeRows + 1,
+            version: wantsVersion ? ChangeFeedQueries.dataVersion(target.ledger) : nil)
     }
 
     /// A typed list: the query language over the source's members, without the parameters the source took.
@@ -127,7 +128,7 @@ struct ListAnswer: Sendable {
 
     /// The statement of `start`'s header: total, feed position, data version, ownerExists.
     func headerStatement(_ target: ListTarget) -> Query {
-        plan.selectHeader(from: target.source, scope: target.scope, ownerExists: target.owner?.exists ?? "TRUE")
+        plan.selectHeader(from: target.source, scope: target.scope, ledger: target.ledger, ownerExists: target.owner?.exists ?? "TRUE")
     }
 
     /// The statement `start`'s cursor reads the records with, given the `total` its header counted.
@@ -168,8 +169,11 @@ struct ListTarget: Sendable {
     var element: ListElement
     /// The FROM list, e.g. `documents d`; bound values welcome.
     var source: Query
-    /// Which rows belong to the list at all, e.g. `d.collection = \(name)`; bound values welcome.
-    var scope: Query = "TRUE"
+    /// Which rows belong to the list at all, e.g. `d.ledger_id = \(ledger) AND d.collection = \(name)`; bound
+    /// values welcome. It names the ledger: every row of `source` may be any ledger's.
+    var scope: Query
+    /// The ledger whose feed position (`X-Sync-Seq`) and data version the answer reports.
+    var ledger: LedgerID
     /// The default order, which also breaks ties of `_sort`, e.g. `d.position`.
     var tieBreak: Query
     /// For a nested list, whether its parent exists and what to throw when it does not, answered by the
@@ -265,9 +269,11 @@ extension Database {
         return try await streamedAnswer { connection in try answer.start(target, on: connection) }
     }
 
-    /// Answers a typed list of `source`'s records within `scope` (see the other `list`).
-    func list(_ answer: ListAnswer, from source: ListSource, scope: Query = "TRUE", owner: ListOwner? = nil) async throws -> Response {
-        try await list(
-            answer, ListTarget(element: source.element, source: source.from, scope: scope, tieBreak: source.tieBreak, owner: owner, lookup: source.lookup))
+    /// Answers a typed list of `source`'s records within its scope (its ledger's) and `scope` (see the other `list`).
+    func list(_ answer: ListAnswer, from source: ListSource, scope: Query? = nil, owner: ListOwner? = nil) async throws -> Response {
+        let rows: Query = scope.map { "\(source.scope) AND (\($0))" } ?? source.scope
+        return try await list(answer, ListTarget(
+            element: source.element, source: source.from, scope: rows, ledger: ledger, tieBreak: source.tieBreak, owner: owner,
+            lookup: source.lookup))
     }
 }

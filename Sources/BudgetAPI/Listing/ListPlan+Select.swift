@@ -15,15 +15,15 @@ extension ListPlan {
     ///   - version: an expression for one more header column after `ownerExists`, e.g. the data version a weak
     ///     `ETag` is made of (`ChangeFeedQueries.dataVersion`); the record columns then start one later.
     func selectRows(
-        columns: Query, from source: Query, scope: Query, tieBreak: Query, ownerExists: Query = "TRUE", limit: Int? = nil,
-        version: Query? = nil
+        columns: Query, from source: Query, scope: Query, tieBreak: Query, ledger: LedgerID, ownerExists: Query = "TRUE",
+        limit: Int? = nil, version: Query? = nil
     ) -> Query {
         let page = PageParts(self, from: source, scope: scope, tieBreak: tieBreak, limit: limit.map { min($0, self.limit ?? $0) } ?? self.limit)
         let versionColumn: Query = version.map { ", \($0) AS version" } ?? ""
         let selectedVersion: Query = version == nil ? "" : ", matched.version"
         return """
             WITH matched AS MATERIALIZED (\
-            SELECT total, \(ChangeFeedQueries.position) AS position, \(ownerExists) AS owner_exists\(versionColumn) FROM (\(page.counting)) counted) \
+            SELECT total, \(ChangeFeedQueries.position(ledger)) AS position, \(ownerExists) AS owner_exists\(versionColumn) FROM (\(page.counting)) counted) \
             SELECT matched.total, matched.position, matched.owner_exists\(selectedVersion), page.* FROM matched \
             LEFT JOIN LATERAL (SELECT \(columns)\(page.rows)) page ON true ORDER BY \(page.order("page."))
             """
@@ -32,10 +32,10 @@ extension ListPlan {
     /// The header of a list whose rows a cursor reads (`selectCursorRows`), in the same snapshot: one row of
     /// the number of matching records (bigint; 0 when no pagination asked for it), the change feed position
     /// (bigint), the data version of a weak `ETag` (`ChangeFeedQueries.dataVersion`, text) and `ownerExists`.
-    func selectHeader(from source: Query, scope: Query, ownerExists: Query = "TRUE") -> Query {
+    func selectHeader(from source: Query, scope: Query, ledger: LedgerID, ownerExists: Query = "TRUE") -> Query {
         let counting = PageParts(self, from: source, scope: scope, tieBreak: "NULL", limit: limit).counting
         return """
-            SELECT counted.total, \(ChangeFeedQueries.position), \(ChangeFeedQueries.dataVersion), \(ownerExists) \
+            SELECT counted.total, \(ChangeFeedQueries.position(ledger)), \(ChangeFeedQueries.dataVersion(ledger)), \(ownerExists) \
             FROM (\(counting)) counted
             """
     }

@@ -18,11 +18,11 @@ enum MonthQueries {
     ///
     /// Columns: the `summary` columns, the feed position, then (`r.*`) the totals again, the sort key and the
     /// category's `CategoryRecord.monthShape` record columns (from `monthRecordColumn`).
-    static func month(_ month: Query) -> Query {
+    static func month(_ month: Query, in ledger: LedgerID) -> Query {
         let record = CategoryRecord.monthShape.record
         return """
             SELECT m.month, coalesce(r.total_budgeted, 0.00), coalesce(r.total_spent, 0.00),
-                   coalesce(r.total_carried, 0.00), coalesce(r.total_remaining, 0.00), \(ChangeFeedQueries.position), r.*
+                   coalesce(r.total_carried, 0.00), coalesce(r.total_remaining, 0.00), \(ChangeFeedQueries.position(ledger)), r.*
             FROM (SELECT \(month) AS month) m
             LEFT JOIN LATERAL (
                 SELECT sum(f.budgeted) OVER () AS total_budgeted, sum(f.spent) OVER () AS total_spent,
@@ -30,6 +30,7 @@ enum MonthQueries {
                        c.id AS sort_id,
                        \(record.columns)
                 FROM \(CategoryQueries.source(month: "m.month"))
+                WHERE \(Categories.inLedger(ledger))
             ) r ON true
             ORDER BY r.sort_id
             """
@@ -40,13 +41,14 @@ enum MonthQueries {
     static let monthRecordColumn = 5 + 1 + 4 + 1
 
     /// `GET /months?from&to`: one `summary` row per month, oldest first, then the feed position.
-    static func summaries(_ range: MonthRange) -> Query {
+    static func summaries(_ range: MonthRange, in ledger: LedgerID) -> Query {
         """
         SELECT g.month::date, coalesce(sum(f.budgeted), 0.00), coalesce(sum(f.spent), 0.00),
-               coalesce(sum(f.carried), 0.00), coalesce(sum(f.remaining), 0.00), \(ChangeFeedQueries.position)
+               coalesce(sum(f.carried), 0.00), coalesce(sum(f.remaining), 0.00), \(ChangeFeedQueries.position(ledger))
         FROM generate_series(\(range.first.sql)::timestamp, \(range.last.sql)::timestamp, interval '1 month') AS g(month)
         LEFT JOIN (categories c CROSS JOIN LATERAL category_months(
-            c.id, c.amount, c.rollover, c.created_at, \(range.first.sql), \(Int32(range.months.count))::integer) f) ON f.month = g.month
+            c.ledger_id, c.id, c.amount, c.rollover, c.created_at, \(range.first.sql), \(Int32(range.months.count))::integer) f)
+            ON \(Categories.inLedger(ledger)) AND f.month = g.month
         GROUP BY g.month
         ORDER BY g.month
         """
@@ -57,11 +59,11 @@ enum MonthQueries {
     ///
     /// Columns: position, whether the category exists (true without one), then categoryId, month, spent,
     /// count (NULL when there is no category at all).
-    static func spending(_ range: MonthRange, categoryID: Int64?) -> Query {
+    static func spending(_ range: MonthRange, categoryID: Int64?, in ledger: LedgerID) -> Query {
         let only: Query = categoryID.map { "c.id = \($0)" } ?? "TRUE"
-        let exists: Query = categoryID.map { CategoryQueries.exists(id: $0) } ?? "TRUE"
+        let exists: Query = categoryID.map { CategoryQueries.exists(id: $0, in: ledger) } ?? "TRUE"
         return """
-            SELECT \(ChangeFeedQueries.position), \(exists), r.*
+            SELECT \(ChangeFeedQueries.position(ledger)), \(exists), r.*
             FROM (SELECT 1) one
             LEFT JOIN LATERAL (
                 SELECT c.id AS category_id, g.month::date AS month, coalesce(s.spent, 0.00) AS spent,
@@ -71,10 +73,11 @@ enum MonthQueries {
                 LEFT JOIN (
                     SELECT t.category_id, date_trunc('month', t.date) AS month, sum(t.amount) AS spent, count(*) AS count
                     FROM transactions t
-                    WHERE t.date >= \(range.first.sql) AND t.date < \(range.last.adding(1).sql)
+                    WHERE \(Transactions.inLedger(ledger))
+                      AND t.date >= \(range.first.sql) AND t.date < \(range.last.adding(1).sql)
                     GROUP BY 1, 2
                 ) s ON s.category_id = c.id AND s.month = g.month
-                WHERE \(only)
+                WHERE \(Categories.inLedger(ledger)) AND \(only)
             ) r ON true
             ORDER BY r.month, r.category_id
             """

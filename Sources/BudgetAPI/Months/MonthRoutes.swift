@@ -20,7 +20,7 @@ struct MonthRoutes: Sendable {
     /// each category as `GET /categories?month=` answers it, by id.
     func month(_ request: Request, database: Database) async throws -> Response {
         let choice = try MonthChoice(request.parameters["month"] ?? "", parameter: "month")
-        let result = try await database.query(MonthQueries.month(choice.sql(clock)))
+        let result = try await database.query(MonthQueries.month(choice.sql(clock), in: database.ledger))
         var body = MonthQueries.summary.json(result[0], from: 0)
         body.removeLast()  // the summary's closing brace: the categories go inside it
         body += #","categories":"#.utf8
@@ -34,7 +34,7 @@ struct MonthRoutes: Sendable {
     /// One summary per month from `from` to `to`, oldest first.
     func summaries(_ request: Request, database: Database) async throws -> Response {
         let range = try MonthRange(request)
-        let result = try await database.query(MonthQueries.summaries(range))
+        let result = try await database.query(MonthQueries.summaries(range, in: database.ledger))
         var response = Response.json(JSONArray.joining(result.map { MonthQueries.summary.json($0, from: 0) }))
         response.syncSeq = try result[0].decode(Int64.self, at: 5)
         return response
@@ -51,7 +51,7 @@ struct MonthRoutes: Sendable {
             }
             categoryID = id
         }
-        let result = try await database.query(MonthQueries.spending(range, categoryID: categoryID))
+        let result = try await database.query(MonthQueries.spending(range, categoryID: categoryID, in: database.ledger))
         if let categoryID, try !result[0].decode(Bool.self, at: 1) {
             throw APIError.notFound(resource: Categories.recordName, id: categoryID)
         }

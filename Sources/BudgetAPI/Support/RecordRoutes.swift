@@ -7,6 +7,11 @@ struct RecordRoutes<Resource: TypedResource>: Sendable {
     /// What today and this month are, for defaults and `month=current`.
     let clock: CivilClock
 
+    /// What the resource's statements need from the session: its ledger, and the clock.
+    func context(_ database: Database) -> RecordContext {
+        RecordContext(clock: clock, ledger: database.ledger)
+    }
+
     func register(in router: inout Router<Database>) {
         let collection = "/\(Resource.collection)"
         let record = "\(collection)/:id"
@@ -24,13 +29,13 @@ struct RecordRoutes<Resource: TypedResource>: Sendable {
 
     /// The records the query language picks (docs/json-server.md), in id order unless `_sort` says otherwise.
     func list(_ request: Request, database: Database) async throws -> Response {
-        let list = try Resource.listAnswer(for: request, clock: clock, maxRows: database.streams.maxRows)
+        let list = try Resource.listAnswer(for: request, context: context(database), maxRows: database.streams.maxRows)
         return try await database.list(list.answer, from: list.source)
     }
 
     func find(_ request: Request, database: Database) async throws -> Response {
         let id = try recordID(request)
-        guard let record = try await database.snapshotJSON(try Resource.find(id: id, for: request, clock: clock)) else {
+        guard let record = try await database.snapshotJSON(try Resource.find(id: id, for: request, context: context(database))) else {
             throw APIError.notFound(resource: Resource.recordName, id: id)
         }
         return .json(record)
@@ -55,15 +60,16 @@ struct RecordRoutes<Resource: TypedResource>: Sendable {
         guard invalid.isEmpty else { throw APIError.invalidFields(invalid) }
         guard isArray else {
             try await refuseTakenKey(allFields[0], excluding: nil, database: database)
-            guard let record = try await database.write(Resource.insert(allFields[0], clock: clock), rendering: Resource.shape.record) else {
+            guard let record = try await database.write(Resource.insert(allFields[0], context: context(database)), rendering: Resource.shape.record) else {
                 preconditionFailure("INSERT … RETURNING answered no row")
             }
             return Self.created(record)
         }
-        let records = try await database.transaction { [allFields, clock] connection in
+        let context = context(database)
+        let records = try await database.transaction { [allFields] connection in
             try allFields.map { fields in
-                if let key = Resource.takenKey(fields, excluding: nil) { try key.refuse(connection.query(key.holder)) }
-                guard let record = try connection.write(Resource.insert(fields, clock: clock), rendering: Resource.shape.record) else {
+                if let key = Resource.takenKey(fields, excluding: nil, in: context.ledger) { try key.refuse(connection.query(key.holder)) }
+                guard let record = try connection.write(Resource.insert(fields, context: context), rendering: Resource.shape.record) else {
                     preconditionFailure("INSERT … RETURNING answered no row")
                 }
                 return record
@@ -78,7 +84,7 @@ struct RecordRoutes<Resource: TypedResource>: Sendable {
         let fields = try Resource.fields(from: try RequestBody.object(request), mode: .complete, fieldPrefix: "")
         try checkBodyID(Resource.id(of: fields), matches: id)
         try await refuseTakenKey(fields, excluding: id, database: database)
-        guard let record = try await database.write(Resource.replace(id: id, with: fields, clock: clock), rendering: Resource.shape.record) else {
+        guard let record = try await database.write(Resource.replace(id: id, with: fields, context: context(database)), rendering: Resource.shape.record) else {
             preconditionFailure("INSERT … ON CONFLICT … RETURNING answered no row")
         }
         return record.isCreated ? Self.created(record) : .json(record.json)
@@ -91,7 +97,7 @@ struct RecordRoutes<Resource: TypedResource>: Sendable {
         let fields = try Resource.fields(from: members, mode: .partial, fieldPrefix: "")
         try checkBodyID(Resource.id(of: fields), matches: id)
         try await refuseTakenKey(fields, excluding: id, database: database)
-        guard let record = try await database.write(Resource.update(id: id, with: fields), rendering: Resource.shape.record) else {
+        guard let record = try await database.write(Resource.update(id: id, with: fields, in: database.ledger), rendering: Resource.shape.record) else {
             throw APIError.notFound(resource: Resource.recordName, id: id)
         }
         return .json(record.json)
@@ -100,7 +106,7 @@ struct RecordRoutes<Resource: TypedResource>: Sendable {
     /// DELETE: answers the record as it was (json-server 0.17 answers 200 with it).
     func delete(_ request: Request, database: Database) async throws -> Response {
         let id = try recordID(request)
-        guard let record = try await database.write(Resource.delete(id: id), rendering: Resource.shape.record) else {
+        guard let record = try await database.write(Resource.delete(id: id, in: database.ledger), rendering: Resource.shape.record) else {
             throw APIError.notFound(resource: Resource.recordName, id: id)
         }
         return .json(record.json)
@@ -116,7 +122,7 @@ struct RecordRoutes<Resource: TypedResource>: Sendable {
     /// 409 with `Location` when another record holds a unique key the write would take (`TakenKey`); a write
     /// that races this check still meets the key's unique index, and its 409 then names no record.
     private func refuseTakenKey(_ fields: Resource.Fields, excluding id: Int64?, database: Database) async throws {
-        guard let key = Resource.takenKey(fields, excluding: id) else { return }
+        guard let key = Resource.takenKey(fields, excluding: id, in: database.ledger) else { return }
         try key.refuse(await database.query(key.holder))
     }
 

@@ -24,27 +24,27 @@ protocol TypedResource: Sendable {
     static func fields(from members: JSONObject, mode: WriteMode, fieldPrefix: String) throws -> Fields
     static func id(of fields: Fields) -> Int64?
 
-    /// What a list answers for `request`: by default `shape`'s record over `source`. `clock` says what
-    /// today and this month are.
-    static func listSource(for request: Request, clock: CivilClock) throws -> ListSource
+    /// What a list answers for `request`: by default `shape`'s record over `source`, in the context's ledger.
+    static func listSource(for request: Request, context: RecordContext) throws -> ListSource
     /// What its lists answer in, JSON first (docs/api.md, CSV): JSON alone by default.
     static var listFormats: [ListFormat] { get }
     /// What a list answers as CSV, when `listFormats` offers it: by default `listSource`'s records. Its
     /// `shape` is what the query language filters and sorts on, so keep it the JSON list's.
-    static func csvListSource(for request: Request, clock: CivilClock) throws -> ListSource
+    static func csvListSource(for request: Request, context: RecordContext) throws -> ListSource
     /// Reads one record the way `listSource` lists it.
-    static func find(id: Int64, for request: Request, clock: CivilClock) throws -> RecordRead
-    /// Write queries answer one row (id, created, `record` columns) or none when the record does not exist;
-    /// `clock` gives defaults such as today's date.
-    static func insert(_ fields: Fields, clock: CivilClock) -> Query
-    static func replace(id: Int64, with fields: Fields, clock: CivilClock) -> Query
-    static func update(id: Int64, with fields: Fields) -> Query
-    static func delete(id: Int64) -> Query
+    static func find(id: Int64, for request: Request, context: RecordContext) throws -> RecordRead
+    /// Write queries answer one row (id, created, `record` columns) or none when the record does not exist
+    /// in the context's ledger; the context's clock gives defaults such as today's date.
+    static func insert(_ fields: Fields, context: RecordContext) -> Query
+    static func replace(id: Int64, with fields: Fields, context: RecordContext) -> Query
+    static func update(id: Int64, with fields: Fields, in ledger: LedgerID) -> Query
+    static func delete(id: Int64, in ledger: LedgerID) -> Query
     /// A seed's record under its id (or the next server id), with the times and version an export wrote.
-    static func seedInsert(_ record: SeedRecord<Fields>, clock: CivilClock) -> Query
-    /// The unique key `fields` would take that another record (other than `id`) may hold already, checked
-    /// before the write so that its 409 names that record; nil (the default) when the fields set none.
-    static func takenKey(_ fields: Fields, excluding id: Int64?) -> TakenKey?
+    static func seedInsert(_ record: SeedRecord<Fields>, context: RecordContext) -> Query
+    /// The unique key `fields` would take that another record of the ledger (other than `id`) may hold
+    /// already, checked before the write so that its 409 names that record; nil (the default) when the
+    /// fields set none.
+    static func takenKey(_ fields: Fields, excluding id: Int64?, in ledger: LedgerID) -> TakenKey?
 
     /// Mounts the resource's routes: by default `RecordRoutes`, the collection and its records.
     static func register(in router: inout Router<Database>, clock: CivilClock)
@@ -53,7 +53,7 @@ protocol TypedResource: Sendable {
 extension TypedResource {
     static var joins: Query { "" }
 
-    static func takenKey(_ fields: Fields, excluding id: Int64?) -> TakenKey? { nil }
+    static func takenKey(_ fields: Fields, excluding id: Int64?, in ledger: LedgerID) -> TakenKey? { nil }
 
     /// The table under its alias, e.g. `transactions t`: the stored and kept members read from it alone.
     static var table: Query { "\(unsafeSQL: collection) \(unsafeSQL: alias)" }
@@ -64,6 +64,10 @@ extension TypedResource {
     /// The id column, which is also the default order of lists, e.g. `t.id`.
     static var idColumn: Query { "\(unsafeSQL: alias).id" }
 
+    /// The row `alias` is one of `ledger`'s: the predicate every statement on the table carries, written
+    /// here once (docs/architecture.md). Ids are per ledger, so a record is `(ledger_id, id)`.
+    static func inLedger(_ ledger: LedgerID) -> Query { "\(unsafeSQL: alias).ledger_id = \(ledger)" }
+
     /// What a write statement answers after the id and whether it created: the `record` columns of the row
     /// it wrote, which its CTE named `alias` holds (see `WrittenRecord`).
     static var writtenRecord: Query { "\(shape.record.columns) FROM \(joining(Query(unsafeSQL: alias)))" }
@@ -73,62 +77,73 @@ extension TypedResource {
         joins.sql.isEmpty ? row : "\(row) \(joins)"
     }
 
-    /// PATCH: bumps `version` and `updated_at` and sets `assignments` on the record with this id; no row
-    /// when there is none.
-    static func updateStatement(id: Int64, setting assignments: [Query]) -> Query {
+    /// PATCH: bumps `version` and `updated_at` and sets `assignments` on the ledger's record with this id; no
+    /// row when there is none.
+    static func updateStatement(id: Int64, setting assignments: [Query], in ledger: LedgerID) -> Query {
         let set = Query.joined(["version = version + 1, updated_at = now()"] + assignments, separator: ", ")
         return """
-            WITH \(unsafeSQL: alias) AS (UPDATE \(unsafeSQL: collection) SET \(set) WHERE id = \(id) RETURNING *)
+            WITH \(unsafeSQL: alias) AS (UPDATE \(table) SET \(set) WHERE \(inLedger(ledger)) AND \(idColumn) = \(id) RETURNING \(unsafeSQL: alias).*)
             SELECT \(unsafeSQL: alias).id, false, \(writtenRecord)
             """
     }
 
-    /// DELETE: removes the records `condition` picks (over the table's own columns), answering what each was.
+    /// DELETE: removes the ledger's records `condition` picks (over the table's own columns), answering what each was.
     /// The CTE's snapshot predates the delete, so a category's `spent` still counts the transactions its
     /// foreign keys' cascade removes with it (and its budgets; each leaves a tombstone in the change feed).
-    static func deleteStatement(where condition: Query) -> Query {
+    static func deleteStatement(where condition: Query, in ledger: LedgerID) -> Query {
         """
-        WITH \(unsafeSQL: alias) AS (DELETE FROM \(unsafeSQL: collection) WHERE \(condition) RETURNING *)
+        WITH \(unsafeSQL: alias) AS (DELETE FROM \(table) WHERE \(inLedger(ledger)) AND (\(condition)) RETURNING \(unsafeSQL: alias).*)
         SELECT \(unsafeSQL: alias).id, false, \(writtenRecord)
         """
     }
 
-    static func delete(id: Int64) -> Query { deleteStatement(where: "id = \(id)") }
+    static func delete(id: Int64, in ledger: LedgerID) -> Query { deleteStatement(where: "\(idColumn) = \(id)", in: ledger) }
 
-    static var plainSource: ListSource {
-        ListSource(from: source, shape: shape, element: .plain(shape.record), tieBreak: idColumn)
+    /// `shape`'s records of `ledger` over `source`.
+    static func plainSource(in ledger: LedgerID) -> ListSource {
+        ListSource(from: source, shape: shape, element: .plain(shape.record), tieBreak: idColumn, scope: inLedger(ledger))
     }
 
-    static func listSource(for request: Request, clock: CivilClock) throws -> ListSource { plainSource }
+    static func listSource(for request: Request, context: RecordContext) throws -> ListSource { plainSource(in: context.ledger) }
 
     static var listFormats: [ListFormat] { [.json] }
 
-    static func csvListSource(for request: Request, clock: CivilClock) throws -> ListSource {
-        try listSource(for: request, clock: clock)
+    static func csvListSource(for request: Request, context: RecordContext) throws -> ListSource {
+        try listSource(for: request, context: context)
     }
 
     /// A list request's answer and the source it reads: `csvListSource` when `Accept` chose CSV.
-    static func listAnswer(for request: Request, clock: CivilClock, maxRows: Int?) throws -> (answer: ListAnswer, source: ListSource) {
+    static func listAnswer(for request: Request, context: RecordContext, maxRows: Int?) throws -> (answer: ListAnswer, source: ListSource) {
         let source = ListFormat(request, among: listFormats) == .csv
-            ? try csvListSource(for: request, clock: clock) : try listSource(for: request, clock: clock)
+            ? try csvListSource(for: request, context: context) : try listSource(for: request, context: context)
         return (try ListAnswer(request: request, source: source, maxRows: maxRows, formats: listFormats), source)
     }
 
-    /// The record's `shape` columns; no row when there is no such record.
-    static func find(id: Int64) -> Query {
-        "SELECT \(shape.record.columns) FROM \(source) WHERE \(idColumn) = \(id)"
+    /// The ledger's record's `shape` columns; no row when there is no such record.
+    static func find(id: Int64, in ledger: LedgerID) -> Query {
+        "SELECT \(shape.record.columns) FROM \(source) WHERE \(inLedger(ledger)) AND \(idColumn) = \(id)"
     }
 
-    static func find(id: Int64, for request: Request, clock: CivilClock) throws -> RecordRead {
-        .plain(find(id: id), shape.record)
+    static func find(id: Int64, for request: Request, context: RecordContext) throws -> RecordRead {
+        .plain(find(id: id, in: context.ledger), shape.record)
     }
 
-    /// Every record's exported members (`shape.exported`'s columns) in id order, what `export` writes.
-    static var exportRows: Query { "SELECT \(shape.exported.columns) FROM \(table) ORDER BY \(idColumn)" }
+    /// Every record of the ledger with its exported members (`shape.exported`'s columns) in id order, what
+    /// `export` writes.
+    static func exportRows(in ledger: LedgerID) -> Query {
+        "SELECT \(shape.exported.columns) FROM \(table) WHERE \(inLedger(ledger)) ORDER BY \(idColumn)"
+    }
 
     static func register(in router: inout Router<Database>, clock: CivilClock) {
         RecordRoutes<Self>(clock: clock).register(in: &router)
     }
+}
+
+/// What a record's statements need besides its fields: the ledger they act in (every statement names it)
+/// and what today and this month are.
+struct RecordContext: Sendable {
+    let clock: CivilClock
+    let ledger: LedgerID
 }
 
 /// Every typed resource, registered once: routes, the change feed, the home page's counts, seed, export
@@ -154,6 +169,9 @@ struct ListSource: Sendable {
     var element: ListElement
     /// The default order of lists, e.g. `t.id`.
     var tieBreak: Query
+    /// Which rows of `from` belong to the list at all: the ledger's (`TypedResource.inLedger`); a route ANDs
+    /// its own scope to it.
+    var scope: Query
     /// Query parameters the source took for itself, which the query language therefore does not see.
     var parameters: Set<String> = []
     /// For CSV, text read once per answer for a member of `element`'s record (`CellLookup`).

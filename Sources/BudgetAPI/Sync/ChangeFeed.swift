@@ -96,7 +96,8 @@ struct ChangeFeed: Sendable {
 
     /// The changes after `request.since` (at most `request.limit`), answered at once.
     func page(for request: ChangeFeedRequest) async throws -> ChangePage {
-        let query = ChangeFeedQueries.page(since: request.since, limit: request.limit, collection: request.collection)
+        let query = ChangeFeedQueries.page(
+            since: request.since, limit: request.limit, collection: request.collection, ledger: database.ledger)
         // One statement: on the event loop's own connection, outside a request transaction.
         let result = try await database.query(query)
         let first = result[0]  // the state row is always there; the LEFT JOIN keeps it

@@ -17,7 +17,10 @@ enum ChangeFeedQueries {
     /// record it carries, and is NULL when the record is gone (its tombstone is still pending and follows
     /// at a higher seq): `ChangeFeed` leaves such an upsert out. A client then sees a record early and again
     /// at the same version later, never an older one after a newer (docs/change-feed.md).
-    static func page(since: Int64, limit: Int, collection: String?) -> Query {
+    ///
+    /// Everything is the ledger's: its feed state, its change rows, and each record looked up in the ledger
+    /// of its change row (docs/change-feed.md).
+    static func page(since: Int64, limit: Int, collection: String?, ledger: LedgerID) -> Query {
         var filter: Query = ""
         var known: Query = "true"
         if let collection {
@@ -26,8 +29,8 @@ enum ChangeFeedQueries {
             // tables log under their table names (the capture triggers of migrations/0013).
             known = """
                 (\(collection) = ANY (\(TypedResources.names)::text[]) \
-                OR EXISTS (SELECT 1 FROM collections WHERE name = \(collection)) \
-                OR EXISTS (SELECT 1 FROM change_log WHERE collection = \(collection)))
+                OR EXISTS (SELECT 1 FROM collections k WHERE k.ledger_id = \(ledger) AND k.name = \(collection)) \
+                OR EXISTS (SELECT 1 FROM change_log k WHERE k.ledger_id = \(ledger) AND k.collection = \(collection)))
                 """
         }
         let typedRows = Query.joined(typedLookups.indices.map { "typed_\(unsafeSQL: String($0)).*" }, separator: ", ")
@@ -38,11 +41,12 @@ enum ChangeFeedQueries {
                 SELECT s.purged_seq, s.last_seq AS position,
                        \(known) AS is_known
                 FROM change_feed_state s
+                WHERE s.ledger_id = \(ledger)
                 LIMIT 1),
             page AS (
-                SELECT l.seq, l.collection, l.record_id, l.op, l.version, l.record_key
+                SELECT l.ledger_id, l.seq, l.collection, l.record_id, l.op, l.version, l.record_key
                 FROM change_log l
-                WHERE l.seq > \(since)\(filter)
+                WHERE l.ledger_id = \(ledger) AND l.seq > \(since)\(filter)
                 ORDER BY l.seq
                 LIMIT \(Int64(limit) + 1))
             SELECT state.purged_seq, state.position, state.is_known,
@@ -53,7 +57,7 @@ enum ChangeFeedQueries {
             \(Query.joined(typedLookups, separator: "\n"))
             LEFT JOIN LATERAL (SELECT d.body::text AS body, d.version AS row_version FROM documents d \
                 WHERE page.op <> 'delete' AND page.collection <> ALL (\(TypedResources.names)::text[]) \
-                AND d.collection = page.collection AND d.id = page.record_key OFFSET 0) document_row ON true
+                AND d.ledger_id = page.ledger_id AND d.collection = page.collection AND d.id = page.record_key OFFSET 0) document_row ON true
             ORDER BY page.seq
             """
     }
@@ -69,7 +73,8 @@ enum ChangeFeedQueries {
         """
         LEFT JOIN LATERAL (SELECT \(resource.shape.record.columns), \(resource.shape.version) AS row_version \
             FROM \(resource.source) \
-            WHERE \(resource.idColumn) = CASE WHEN page.collection = \(resource.collection) AND page.op <> 'delete' \
+            WHERE \(unsafeSQL: resource.alias).ledger_id = page.ledger_id \
+            AND \(resource.idColumn) = CASE WHEN page.collection = \(resource.collection) AND page.op <> 'delete' \
             THEN page.record_key::bigint END OFFSET 0) typed_\(unsafeSQL: String(index)) ON true
         """
     }
@@ -86,24 +91,32 @@ enum ChangeFeedQueries {
         static let document = 8 + TypedResources.all.reduce(0) { $0 + $1.shape.record.columnCount + 1 }
     }
 
-    /// The feed position as a scalar subquery, for the statements that read data with their `X-Sync-Seq`.
+    /// The ledger's feed position as a scalar subquery, for the statements that read data with their `X-Sync-Seq`.
     ///
-    /// The same as `change_feed_position()`, written out: PostgreSQL inlines a SQL function only when its
-    /// body has no FROM, so calling that one planned its SELECT afresh on every read.
-    static let position: Query = "(SELECT last_seq FROM change_feed_state)"
+    /// The same as `change_feed_position(ledger)`, written out: PostgreSQL inlines a SQL function only when
+    /// its body has no FROM, so calling that one planned its SELECT afresh on every read.
+    static func position(_ ledger: LedgerID) -> Query {
+        "(SELECT last_seq FROM change_feed_state WHERE ledger_id = \(ledger))"
+    }
 
     /// The data version, text, as a scalar subquery: it differs between any two snapshots with a committed
     /// write of any record between them, which the position alone does not (a write commits before a sequencer
     /// run stamps it). The weak `ETag` of a list too large to hold is made of it (`ListValidator`; docs/sync.md,
     /// Validators of large answers, has the argument).
-    static let dataVersion: Query = "(SELECT last_seq || '.' || (SELECT count(*) FROM change_pending) FROM change_feed_state)"
+    /// Per ledger: another ledger's writes change neither part.
+    static func dataVersion(_ ledger: LedgerID) -> Query {
+        """
+        (SELECT last_seq || '.' || (SELECT count(*) FROM change_pending WHERE ledger_id = \(ledger)) \
+        FROM change_feed_state WHERE ledger_id = \(ledger))
+        """
+    }
 
     /// How many changes one sequencer run stamps at most.
     static let batchLimit = 1000
 
-    /// One sequencer run (migrations/0013): answers how many records it stamped, and notifies the
-    /// `budget_changes` channel (`SyncRoutes.channel`) when it stamped any.
-    static let advance: Query = "SELECT advance_change_feed(\(batchLimit))"
+    /// One sequencer run (migrations/0017): answers how many records it stamped and the ledgers whose feed
+    /// moved (`ChangeNotice`), and notifies the `budget_changes` channel (`SyncRoutes.channel`) with them.
+    static let advance: Query = "SELECT stamped, touched FROM stamp_change_feed(\(batchLimit))"
 
     /// Keeps `change_pending` small: runs delete what they move, and a table scanned by every run must
     /// not keep its dead rows until autovacuum's next visit (docs/change-feed.md, "Costs").

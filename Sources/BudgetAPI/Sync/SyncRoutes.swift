@@ -6,7 +6,8 @@ import Postgres
 struct SyncRoutes: Sendable {
     /// Removes tombstones older than the retention window (see PeriodicPurge for why no timer).
     let purger: PeriodicPurge
-    /// Wakes long-polls when any server process stamps changes (the NOTIFY after each batch).
+    /// Wakes long-polls when any server process stamps changes (the NOTIFY after each batch), per ledger:
+    /// one ledger's writes wake no other ledger's long-polls (`ChangeNotice`).
     let notifications: Notifications
     /// This process's sequencer: stamps committed changes with their seqs (docs/change-feed.md).
     let sequencer: BackgroundDrain
@@ -30,14 +31,27 @@ struct SyncRoutes: Sendable {
         // A window shorter than an hour (tests, a tiny --tombstone-retention) purges that much more often.
         purger = PeriodicPurge(statement: ChangeFeedQueries.purge(retention: tombstoneRetention),
                                interval: min(.seconds(3600), tombstoneRetention))
-        let notifications = Notifications(url: pool.configuration.url, channel: Self.channel, logger: logger)
+        let notifications = Notifications(
+            url: pool.configuration.url, channel: Self.channel, logger: logger, topics: ChangeNotice.ledgers(in:))
         self.notifications = notifications
-        // Stamped here means long-polls of this process may look again at once, before the NOTIFY arrives.
+        // Stamped here means long-polls of this process in the ledgers the runs moved may look again at once,
+        // before the NOTIFY arrives.
         sequencer = BackgroundDrain(
             url: pool.configuration.url, statement: ChangeFeedQueries.advance, batchSize: ChangeFeedQueries.batchLimit,
             name: "change-sequencer", minimumInterval: Self.sequencerPacing,
             maintenance: ChangeFeedQueries.pendingMaintenance, maintenanceInterval: Self.pendingMaintenanceInterval,
-            logger: logger, onProgress: { notifications.signal() })
+            logger: logger, onProgress: { payloads in Self.wake(notifications, for: payloads) })
+    }
+
+    /// Wakes this process's long-polls of the ledgers the sequencer runs' payloads name (all for one it
+    /// cannot read, or when the runs named none).
+    static func wake(_ notifications: Notifications, for payloads: [String]) {
+        var ledgers: Set<Int64> = []
+        for payload in payloads {
+            guard let named = ChangeNotice.ledgers(in: payload) else { return notifications.signal() }
+            ledgers.formUnion(named)
+        }
+        if ledgers.isEmpty { notifications.signal() } else { notifications.signal(topics: Array(ledgers)) }
     }
 
     func register(in router: inout Router<Database>) {
@@ -55,7 +69,7 @@ struct SyncRoutes: Sendable {
         let deadline = ContinuousClock.now + feedRequest.wait
         while true {
             // Read before looking, so a commit between the look and the wait still wakes us.
-            let seen = feedRequest.wait > .zero ? notifications.generation : 0
+            let seen = feedRequest.wait > .zero ? notifications.generation(of: database.ledger.value) : 0
             let page = try await ChangeFeed(database: database).page(for: feedRequest)
             guard page.isCollectionKnown else { throw SyncError.unknownCollection(feedRequest.collection ?? "") }
             // since=0 is a client with nothing yet: every live record is in the log as an upsert, so a
@@ -65,8 +79,9 @@ struct SyncRoutes: Sendable {
             }
             let remaining = deadline - .now
             guard page.changes.isEmpty, remaining > .zero else { return .json(page.json) }
-            // A notification for another collection wakes us too; we look again and wait out the rest.
-            _ = await notifications.wait(after: seen, timeout: remaining)
+            // A notification for another collection of this ledger wakes us too; we look again and wait out
+            // the rest. Other ledgers' notifications do not.
+            _ = await notifications.wait(after: seen, topic: database.ledger.value, timeout: remaining)
             // A client that hung up, or a server shutting down (which stops the notifications), ends the wait
             // with what there is now rather than looking again until the deadline.
             if Task.isCancelled || notifications.isStopped { return .json(page.json) }

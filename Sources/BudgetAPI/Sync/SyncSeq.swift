@@ -34,8 +34,8 @@ struct SnapshotJSON: Sendable {
 
 extension SnapshotJSON {
     /// `query`, whose one column is JSON, selected with the feed position from the same snapshot.
-    static func statement(_ query: Query) -> Query {
-        "SELECT snapshot.json, \(ChangeFeedQueries.position) FROM (\(query)) AS snapshot(json)"
+    static func statement(_ query: Query, ledger: LedgerID) -> Query {
+        "SELECT snapshot.json, \(ChangeFeedQueries.position(ledger)) FROM (\(query)) AS snapshot(json)"
     }
 
     /// The first row of `statement`'s result; nil when it has none.
@@ -56,10 +56,10 @@ enum RecordRead: Sendable {
 extension SnapshotJSON {
     /// `read`'s query with the feed position from the same snapshot: last for rendered JSON (see
     /// `statement(_:)`), first for plain columns, which follow it.
-    static func statement(_ read: RecordRead) -> Query {
+    static func statement(_ read: RecordRead, ledger: LedgerID) -> Query {
         switch read {
-        case .plain(let query, _): "SELECT \(ChangeFeedQueries.position), snapshot.* FROM (\(query)) AS snapshot"
-        case .rendered(let query): statement(query)
+        case .plain(let query, _): "SELECT \(ChangeFeedQueries.position(ledger)), snapshot.* FROM (\(query)) AS snapshot"
+        case .rendered(let query): statement(query, ledger: ledger)
         }
     }
 
@@ -75,21 +75,21 @@ extension SnapshotJSON {
 }
 
 extension Connection {
-    /// The first column of the first row `query` selects, with the feed position from the same snapshot;
-    /// nil when the query selects no row.
-    func snapshotJSON(_ query: Query) throws -> SnapshotJSON? {
-        try SnapshotJSON(self.query(SnapshotJSON.statement(query)))
+    /// The first column of the first row `query` selects, with the ledger's feed position from the same
+    /// snapshot; nil when the query selects no row.
+    func snapshotJSON(_ query: Query, ledger: LedgerID) throws -> SnapshotJSON? {
+        try SnapshotJSON(self.query(SnapshotJSON.statement(query, ledger: ledger)))
     }
 }
 
 extension Database {
     /// See `Connection.snapshotJSON`.
     func snapshotJSON(_ query: Query) async throws -> SnapshotJSON? {
-        try SnapshotJSON(await self.query(SnapshotJSON.statement(query)))
+        try SnapshotJSON(await self.query(SnapshotJSON.statement(query, ledger: ledger)))
     }
 
     /// One record as JSON with the change feed position of the same snapshot; nil when there is no such record.
     func snapshotJSON(_ read: RecordRead) async throws -> SnapshotJSON? {
-        try SnapshotJSON(await query(SnapshotJSON.statement(read)), read: read)
+        try SnapshotJSON(await query(SnapshotJSON.statement(read, ledger: ledger)), read: read)
     }
 }

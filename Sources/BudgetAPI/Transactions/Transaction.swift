@@ -81,8 +81,12 @@ enum TransactionRecord {
         field.name == "categoryId" ? [field, RecordField("category", field.sql, .integer, .derived)] : [field]
     })
 
-    /// Every category's title by id, read once per CSV answer (`CellLookup`) for `csvRecord`'s `category`.
-    static let categoryTitles = CellLookup(
-        query: "SELECT id, title FROM categories", member: shape.fields.firstIndex { $0.name == "categoryId" }! + 1)
+    /// Every category's title of the ledger by id, read once per CSV answer (`CellLookup`) for `csvRecord`'s
+    /// `category`.
+    static func categoryTitles(in ledger: LedgerID) -> CellLookup {
+        CellLookup(
+            query: "SELECT c.id, c.title FROM categories c WHERE \(Categories.inLedger(ledger))",
+            member: shape.fields.firstIndex { $0.name == "categoryId" }! + 1)
+    }
 
 }

@@ -11,10 +11,10 @@ struct Transactions: CategoryChild {
 
     /// The JSON list's rows and filters, each row with its category's title (`TransactionRecord.csvRecord`);
     /// `_expand` is refused with CSV (`ListAnswer`), so the source need not consider it.
-    static func csvListSource(for request: Request, clock: CivilClock) throws -> ListSource {
-        var source = plainSource
+    static func csvListSource(for request: Request, context: RecordContext) throws -> ListSource {
+        var source = plainSource(in: context.ledger)
         source.element = .plain(TransactionRecord.csvRecord)
-        source.lookup = TransactionRecord.categoryTitles
+        source.lookup = TransactionRecord.categoryTitles(in: context.ledger)
         return source
     }
 
@@ -28,20 +28,27 @@ struct Transactions: CategoryChild {
 
     static func id(of fields: TransactionFields) -> Int64? { fields.id }
 
-    static func insert(_ fields: TransactionFields, clock: CivilClock) -> Query { TransactionQueries.insert(fields, today: clock.today) }
-    static func replace(id: Int64, with fields: TransactionFields, clock: CivilClock) -> Query {
-        TransactionQueries.replace(id: id, with: fields, today: clock.today)
+    static func insert(_ fields: TransactionFields, context: RecordContext) -> Query {
+        TransactionQueries.insert(fields, today: context.clock.today, in: context.ledger)
     }
-    static func update(id: Int64, with fields: TransactionFields) -> Query { TransactionQueries.update(id: id, with: fields) }
-    static func seedInsert(_ record: SeedRecord<TransactionFields>, clock: CivilClock) -> Query {
-        TransactionQueries.seedInsert(record, today: clock.today)
+    static func replace(id: Int64, with fields: TransactionFields, context: RecordContext) -> Query {
+        TransactionQueries.replace(id: id, with: fields, today: context.clock.today, in: context.ledger)
+    }
+    static func update(id: Int64, with fields: TransactionFields, in ledger: LedgerID) -> Query {
+        TransactionQueries.update(id: id, with: fields, in: ledger)
+    }
+    static func seedInsert(_ record: SeedRecord<TransactionFields>, context: RecordContext) -> Query {
+        TransactionQueries.seedInsert(record, today: context.clock.today, in: context.ledger)
     }
 
-    static func takenKey(_ fields: TransactionFields, excluding id: Int64?) -> TakenKey? {
+    static func takenKey(_ fields: TransactionFields, excluding id: Int64?, in ledger: LedgerID) -> TakenKey? {
         guard case .some(.some(let importID)) = fields.importID else { return nil }
         return TakenKey(
             field: "importId", detail: TransactionRecord.importIDTaken,
-            holder: "SELECT id FROM transactions WHERE import_id = \(importID) AND id IS DISTINCT FROM \(id)::bigint",
+            holder: """
+                SELECT t.id FROM transactions t
+                WHERE \(inLedger(ledger)) AND t.import_id = \(importID) AND t.id IS DISTINCT FROM \(id)::bigint
+                """,
             collection: collection)
     }
 
