@@ -7,8 +7,10 @@ import Postgres
 
 enum ChangeFeedQueries {
     /// The feed position as a scalar subquery, read with a list's rows.
-    static let position: Query = "(SELECT last_seq FROM change_feed_state)"
+    static func position(_ ledger: LedgerID) -> Query { "(SELECT last_seq FROM change_feed_state WHERE ledger_id = \(ledger))" }
 
     /// The data version a large list's weak `ETag` is made of, read with its header.
-    static let dataVersion: Query = "(SELECT last_seq || '.' || (SELECT count(*) FROM change_pending) FROM change_feed_state)"
+    static func dataVersion(_ ledger: LedgerID) -> Query {
+        "(SELECT last_seq || '.' || (SELECT count(*) FROM change_pending WHERE ledger_id = \(ledger)) FROM change_feed_state WHERE ledger_id = \(ledger))"
+    }
 }

@@ -15,7 +15,7 @@ public func testOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
 }
 
 enum ListQueryTarget {
-    static let documents = DocumentCatalog(column: "d.doc", collection: "records")
+    static let documents = DocumentCatalog(column: "d.doc", collection: "records", ledger: .first)
 
     static func check(_ input: UnsafeRawBufferPointer) {
         // The parser refuses a target with bytes outside visible ASCII; percent-encoding them lets every input
@@ -72,9 +72,9 @@ enum ListQueryTarget {
     private static func select(_ plan: ListPlan) -> [Query] {
         let scope: Query = "d.collection = \("records")"
         return [
-            plan.selectHeader(from: "documents d", scope: scope),
+            plan.selectHeader(from: "documents d", scope: scope, ledger: .first),
             plan.selectCursorRows(columns: "d.doc", from: "documents d", scope: scope, tieBreak: "d.position", offset: plan.offset),
-            plan.selectRows(columns: "d.doc", from: "documents d", scope: scope, tieBreak: "d.position", limit: 1001),
+            plan.selectRows(columns: "d.doc", from: "documents d", scope: scope, tieBreak: "d.position", ledger: .first, limit: 1001),
         ]
     }
 

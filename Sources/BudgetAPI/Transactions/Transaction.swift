@@ -85,7 +85,7 @@ enum TransactionRecord {
     /// `category`.
     static func categoryTitles(in ledger: LedgerID) -> CellLookup {
         CellLookup(
-            query: "SELECT c.id, c.title FROM categories c WHERE \(Categories.inLedger(ledger))",
+            query: "SELECT c.id, c.title FROM categories c WHERE c.ledger_id = \(ledger)",
             member: shape.fields.firstIndex { $0.name == "categoryId" }! + 1)
     }
 
