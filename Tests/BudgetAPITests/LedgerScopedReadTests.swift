@@ -6,7 +6,7 @@ import Testing
 /// Ledger 2 holds the same ids, titles, import ids, collection names and an Idempotency-Key as ledger 1,
 /// plus canary strings; the unscoped API (ledger 1) must never show a canary and never change because
 /// of ledger 2 (docs/change-feed.md, per ledger).
-@Suite struct LedgerIsolationTests {
+@Suite struct LedgerScopedReadTests {
     static let canary = "CANARY-B"
 
     /// The same shape for both ledgers; ledger 2's carries the canary in notes, bodies and extra records.
