@@ -108,8 +108,13 @@ public enum BudgetApp {
         for resource in TypedResources.all { resource.register(in: &router, clock: options.clock) }
         MonthRoutes(clock: options.clock).register(in: &router)
         CollectionRoutes(allowReset: options.allowsReset, clock: options.clock).register(in: &router)
-        AuthRoutes(hasher: PasswordHasher(logN: options.passwordCost), signupIsOpen: options.signupIsOpen).register(in: &router)
-        LedgerRoutes().register(in: &router)
+        let authCache = AuthCache(
+            notifications: Notifications(url: pool.configuration.url, channel: authChannel, logger: logger),
+            lifetime: options.authCacheLifetime)
+        authCache.start()
+        AuthRoutes(hasher: PasswordHasher(logN: options.passwordCost), signupIsOpen: options.signupIsOpen, cache: authCache)
+            .register(in: &router)
+        LedgerRoutes(cache: authCache).register(in: &router)
 
         let idempotency = Idempotency()
         let tags = EntityTagMiddleware(representationHeaders: representationHeaders, percentEncodingAdvice: percentEncodingAdvice)
@@ -135,10 +140,6 @@ public enum BudgetApp {
         var gates: [any RequestGate] = []
         if options.isReadOnly { gates.append(ReadOnlyGate()) }
         gates.append(DelayGate(defaultDelay: options.delay))
-        let authCache = AuthCache(
-            notifications: Notifications(url: pool.configuration.url, channel: authChannel, logger: logger),
-            lifetime: options.authCacheLifetime)
-        authCache.start()
         let access = Access(
             cache: authCache, apiToken: options.apiToken.map { BearerTokenGate(token: $0) }, signupIsOpen: options.signupIsOpen,
             gates: gates)

@@ -47,6 +47,12 @@ final class AuthCache: Sendable {
         _ = notifications.generation
     }
 
+    /// Drops this process's entries at once after it changed users, tokens or memberships itself; the other
+    /// processes hear of it through PostgreSQL.
+    func changed() {
+        notifications.signal()
+    }
+
     func stop() {
         notifications.stop()
     }

@@ -17,6 +17,7 @@ struct AuthRoutes: Sendable {
 
     let hasher: PasswordHasher
     let signupIsOpen: Bool
+    let cache: AuthCache
 
     func register(in router: inout Router<Database>) {
         router.post(Self.users) { request, database in try await signUp(request, database) }
@@ -46,6 +47,7 @@ struct AuthRoutes: Sendable {
         if try await database.query(HouseholdQueries.nameTaken(name)).count > 0 { throw Users.nameTaken }
         let hash = try await hasher.hash(password)
         let user = try await database.run { connection in try Users.create(name: name, passwordHash: hash, on: connection) }
+        cache.changed()
         let json = try await database.query(HouseholdQueries.userJSON(user)).firstJSON() ?? []
         return .json(json, status: .created)
     }
@@ -154,6 +156,7 @@ struct AuthRoutes: Sendable {
         guard let id = Int64(text) else { throw Problem(.notFound, detail: "no such token") }
         let result = try await database.query(HouseholdQueries.deleteToken(id: id, user: holder.userID))
         guard result.affectedRows > 0 else { throw Problem(.notFound, detail: "no such token") }
+        cache.changed()
         return Response(status: .noContent)
     }
 

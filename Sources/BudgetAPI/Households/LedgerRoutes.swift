@@ -4,6 +4,8 @@ import Postgres
 /// `/ledgers` and their members (docs/households.md). `Access` has already resolved `{L}` to a ledger the
 /// caller may see (404 otherwise) with the caller's role in it, and refused viewers' and read tokens' writes.
 struct LedgerRoutes: Sendable {
+    let cache: AuthCache
+
     static let collection = "/ledgers"
     static let ledger = "/ledgers/:ledger"
     static let members = "/ledgers/:ledger/members"
@@ -36,6 +38,7 @@ struct LedgerRoutes: Sendable {
             _ = try connection.query(HouseholdQueries.insertMembership(ledger: id, user: holder.userID, role: .owner))
             return id
         }
+        cache.changed()
         var response = Response.json(try await database.query(HouseholdQueries.ledger(ledger, user: holder.userID)).firstJSON() ?? [], status: .created)
         response.headers.replaceOrAdd("Location", "\(Self.collection)/\(ledger)")
         return response
@@ -63,6 +66,7 @@ struct LedgerRoutes: Sendable {
         _ = try AuthRoutes.user(database)
         try Self.requireOwner(database, "only an owner may delete this ledger")
         _ = try await database.query(HouseholdQueries.deleteLedger(database.ledger))
+        cache.changed()
         return Response(status: .noContent)
     }
 
@@ -87,6 +91,7 @@ struct LedgerRoutes: Sendable {
             _ = try connection.query(HouseholdQueries.checkOwnersNow)
             return isNew
         }
+        cache.changed()
         let json = try await database.query(HouseholdQueries.member(ledger, user: user)).firstJSON() ?? []
         return .json(json, status: isNew ? .created : .ok)
     }
@@ -101,6 +106,7 @@ struct LedgerRoutes: Sendable {
             _ = try connection.query(HouseholdQueries.checkOwnersNow)
             return removed
         }
+        cache.changed()
         guard removed > 0 else { throw Problem(.notFound, detail: "no such member") }
         return Response(status: .noContent)
     }
