@@ -83,6 +83,8 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
+                // scrypt for passwords (docs/households.md); brings only swift-asn1, no SwiftNIO.
+                .product(name: "CryptoExtras", package: "swift-crypto"),
             ],
             plugins: ["EmbedOpenAPI"]
         ),

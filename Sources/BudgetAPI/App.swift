@@ -24,6 +24,14 @@ public enum BudgetApp {
         /// `--api-token`: when set, every route but the health checks needs `Authorization: Bearer <token>`.
         /// A secret: never log it.
         public var apiToken: String?
+        /// `--signup open`: anyone may create a user with `POST /auth/users`; closed (the default), only
+        /// `budget-server user add` does, and the route answers 403 (docs/configuration.md).
+        public var signupIsOpen = false
+        /// log2 of scrypt's N for new password hashes: 17 (N = 2^17, r = 8, p = 1, 128 MiB and about a quarter
+        /// second a hash). Only tests lower it, to keep logins fast; a hash names its own cost, so any verifies.
+        public var passwordCost = 17
+        /// How long a cached token or role is trusted without a `budget_auth` notification (a backstop).
+        public var authCacheLifetime: Duration = .seconds(60)
         /// Where request, pool and long-poll metrics go; `GET /metrics` renders it. Each `Options()` has a
         /// registry of its own, so servers in one process (tests) do not count into one another's.
         public var metricsRegistry = PrometheusCollectorRegistry()
@@ -45,6 +53,12 @@ public enum BudgetApp {
 
     /// Routes that answer without a token, so that orchestrators can probe the server (docs/operations.md).
     public static let openPaths: Set<String> = ["/health", "/ready"]
+
+    /// `/ledgers/{L}/…` serves every route on ledger L; `/ledgers/{L}/members` are the ledger's own routes.
+    public static let ledgerScope = PathScope(segment: "ledgers", parameter: "ledger", keeping: ["members"])
+
+    /// The channel 0016's triggers tell every process on that users, tokens or memberships changed.
+    static let authChannel = "budget_auth"
 
     /// The routes that take bodies over the server's 1 MiB default, with their limits: pass to
     /// `Limits.maxBodyBytesByPath` (docs/operations.md, Limits).
@@ -94,6 +108,13 @@ public enum BudgetApp {
         for resource in TypedResources.all { resource.register(in: &router, clock: options.clock) }
         MonthRoutes(clock: options.clock).register(in: &router)
         CollectionRoutes(allowReset: options.allowsReset, clock: options.clock).register(in: &router)
+        let authCache = AuthCache(
+            notifications: Notifications(url: pool.configuration.url, channel: authChannel, logger: logger),
+            lifetime: options.authCacheLifetime)
+        authCache.start()
+        AuthRoutes(hasher: PasswordHasher(logN: options.passwordCost), signupIsOpen: options.signupIsOpen, cache: authCache)
+            .register(in: &router)
+        LedgerRoutes(cache: authCache).register(in: &router)
 
         let idempotency = Idempotency()
         let tags = EntityTagMiddleware(representationHeaders: representationHeaders, percentEncodingAdvice: percentEncodingAdvice)
@@ -111,26 +132,30 @@ public enum BudgetApp {
             return handler
         }
         // A batch's operations take every route but the batch itself; the batch as a whole takes a key.
-        let batch = BatchRoute(routes: routes, idempotency: idempotency, maximumOperations: options.batchLimit)
+        let batch = BatchRoute(routes: routes, idempotency: idempotency, maximumOperations: options.batchLimit, scope: ledgerScope)
         routes.post(BatchRoute.path, keys.wrapping { request, database in try await batch.respond(to: request, database: database) })
 
+        // The gates run inside the access check, after the caller is known: a missing token is 401 before a
+        // write is 403.
         var gates: [any RequestGate] = []
-        // A missing token is 401 before a write is 403.
-        if let token = options.apiToken { gates.append(BearerTokenGate(token: token, openPaths: openPaths)) }
         if options.isReadOnly { gates.append(ReadOnlyGate()) }
         gates.append(DelayGate(defaultDelay: options.delay))
+        let access = Access(
+            cache: authCache, apiToken: options.apiToken.map { BearerTokenGate(token: $0) }, signupIsOpen: options.signupIsOpen,
+            gates: gates)
         let cors = CORSPolicy(allowedOrigins: options.corsOrigins.map { .only($0) } ?? .any, exposedHeaders: exposedHeaders)
         let observers: [any RequestObserver] = [AccessLog(logger: logger), RequestMetrics(factory: metrics)]
         let sequencer = sync.sequencer
         let connectionsPerLoop = options.connectionsPerLoop
         let trustsProxy = options.trustsProxy
         let streams = StreamSettings(pool: streamPool, maxRows: options.maxRows)
-        return Service(notifications: sync.notifications, sequencer: sequencer) { [routes, gates] reactor in
+        return Service(notifications: sync.notifications, sequencer: sequencer, authCache: authCache) { [routes] reactor in
             let loopConnections = connectionsPerLoop > 0
                 ? LoopConnections(reactor: reactor, pool: pool, count: connectionsPerLoop) : nil
             let pipeline = RequestPipeline(
-                router: routes, context: Database(pool: pool, streams: streams, runner: loopConnections), cors: cors, gates: gates,
-                observers: observers, headers: cachingHeaders, trustsProxy: trustsProxy, logger: logger, translate: APIError.translating,
+                router: routes, context: Database(pool: pool, streams: streams, runner: loopConnections), cors: cors,
+                observers: observers, headers: cachingHeaders, trustsProxy: trustsProxy, scope: ledgerScope, logger: logger,
+                translate: APIError.translating, authorize: access.authorize,
                 onAnswer: { request, response in
                     // Stamps a write's changes for the feed within about a commit instead of at the next
                     // sweep (docs/change-feed.md); after the answer, so after its commit. Never waits.
@@ -153,6 +178,7 @@ public enum BudgetApp {
     public struct Service: Sendable {
         let notifications: Notifications
         let sequencer: BackgroundDrain
+        let authCache: AuthCache
         /// Pass to `Server(configuration:logger:handlerForLoop:)`: makes each event loop's handler, on that
         /// loop's own database connections.
         public let handlerForLoop: LoopSetup
@@ -162,6 +188,7 @@ public enum BudgetApp {
         /// `Server.shutdown`.
         public func beginShutdown() {
             notifications.stop()
+            authCache.stop()
         }
 
         /// Stamps what this process's last writes committed, then closes the sequencer's connection. Call it

@@ -16,6 +16,8 @@ struct Database: Sendable {
     /// The ledger every statement of this session reads and writes (docs/households.md): ledger 1 until a
     /// request's credentials and path choose another (`scoped(to:)`).
     private(set) var ledger: LedgerID
+    /// Who the request acts for and what they may do in `ledger` (`Access`): anyone, before the server has users.
+    private(set) var caller: Caller = .anyone
     /// Where answers too large to hold are read from while they are sent (`streamedAnswer`).
     let streams: StreamSettings
     /// Where this session's statements run: a loop's connections, the pool, or the open transaction.
@@ -35,18 +37,26 @@ struct Database: Sendable {
         reserved = nil
     }
 
-    private init(pool: ConnectionPool, streams: StreamSettings, reserved: ReservedConnection, ledger: LedgerID) {
+    private init(pool: ConnectionPool, streams: StreamSettings, reserved: ReservedConnection, ledger: LedgerID, caller: Caller) {
         self.pool = pool
         self.streams = streams
         runner = reserved
         self.reserved = reserved
         self.ledger = ledger
+        self.caller = caller
     }
 
     /// The same session acting on `ledger`: what a request's access check answers once it knows the ledger.
     func scoped(to ledger: LedgerID) -> Database {
         var session = self
         session.ledger = ledger
+        return session
+    }
+
+    /// The same session acting on `ledger` for `caller`.
+    func scoped(to ledger: LedgerID, for caller: Caller) -> Database {
+        var session = scoped(to: ledger)
+        session.caller = caller
         return session
     }
 
@@ -87,7 +97,7 @@ struct Database: Sendable {
             do {
                 return try await pool.withReservedConnection { reserved in
                     try await reserved.transaction(isolation: .repeatableRead, commitIf: shouldCommit) {
-                        try await body(Database(pool: pool, streams: streams, reserved: reserved, ledger: ledger))
+                        try await body(Database(pool: pool, streams: streams, reserved: reserved, ledger: ledger, caller: caller))
                     }
                 }
             } catch let error where Self.isConcurrentWrite(error) && attempt < Self.concurrentWriteAttempts {

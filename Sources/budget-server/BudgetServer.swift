@@ -10,7 +10,7 @@ struct BudgetServer: AsyncParsableCommand {
             Flags override environment variables, which override defaults. Without --database-url \
             (or DATABASE_URL) a private PostgreSQL cluster is started under --data-dir.
             """,
-        subcommands: [Serve.self, Migrate.self, Seed.self, Export.self],
+        subcommands: [Serve.self, Migrate.self, Seed.self, Export.self, UserCommand.self],
         defaultSubcommand: Serve.self
     )
 }

@@ -40,6 +40,9 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Require Authorization: Bearer <token> on every route but /health and /ready (env BUDGET_API_TOKEN).")
     var apiToken: String?
 
+    @Option(help: "Who may create users: open (anyone, with POST /auth/users) or closed (only budget-server user add; env BUDGET_SIGNUP, default closed).")
+    var signup: String?
+
     @Option(help: "Log format: text or json, one JSON object per line (env LOG_FORMAT, default text).")
     var logFormat: LogFormat?
 
@@ -154,6 +157,11 @@ struct Serve: AsyncParsableCommand {
         guard (1...10_000).contains(batchLimit) else { throw ValidationError("--batch-limit must be between 1 and 10000") }
         var options = BudgetApp.Options()
         options.isReadOnly = readOnly
+        switch try Setting.resolve(signup, environment: "BUDGET_SIGNUP") ?? "closed" {
+        case "open": options.signupIsOpen = true
+        case "closed": options.signupIsOpen = false
+        default: throw ValidationError("--signup (or BUDGET_SIGNUP) must be open or closed")
+        }
         options.allowsReset = allowReset
         options.servesHomePage = !withoutHomePage
         options.corsOrigins = corsOrigins.isEmpty ? nil : Set(corsOrigins)

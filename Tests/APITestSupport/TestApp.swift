@@ -45,10 +45,10 @@ public final class TestApp: Sendable {
         if let databaseURL { url = databaseURL } else { url = try await TestDatabase.fresh() }
         self.databaseURL = url
         let configuration = poolConfiguration(url)
-        // The most this app opens: its pools, each loop's own connections, the long-poll listener, the
+        // The most this app opens: its pools, each loop's own connections, the long-poll and auth listeners, the
         // sequencer, and one for a test's `scalar` or `seed` beside them.
         lease = try await ConnectionBudget.shared().lease(
-            configuration.size + ServerConfiguration.defaultEventLoopCount * options.connectionsPerLoop + Self.streamPoolSize + 3,
+            configuration.size + ServerConfiguration.defaultEventLoopCount * options.connectionsPerLoop + Self.streamPoolSize + 4,
             for: "a TestApp")
         pool = ConnectionPool(configuration: configuration, logger: Self.logger)
         streamPool = ConnectionPool(

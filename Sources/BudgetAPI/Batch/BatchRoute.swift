@@ -22,6 +22,8 @@ struct BatchRoute: Sendable {
     let routes: Router<Database>
     let idempotency: Idempotency
     let maximumOperations: Int
+    /// The prefix operation paths may carry (`/ledgers/{L}/…`): only the batch's own ledger's, else 404.
+    let scope: PathScope?
 
     func respond(to request: Request, database: Database) async throws -> Response {
         let batch = try BatchRequest(request, maximumOperations: maximumOperations)
@@ -57,7 +59,15 @@ struct BatchRoute: Sendable {
         _ operation: BatchRequest.Operation, index: Int, of parent: Request, database: Database
     ) async throws -> Response {
         var request = operation.request(parent: parent, index: index)
+        if let scope, scope.apply(to: &request) {
+            let named = request.parameters[scope.parameter]
+            let defaultLedger = database.caller.holder?.unscopedLedger ?? .first
+            guard named == database.ledger.description || (named == "default" && defaultLedger == database.ledger) else {
+                return Access.noSuchLedger.response
+            }
+        }
         let endpoint = routes.resolve(&request)
+        if let refusal = Access.batchRefusal(request, database: database) { return refusal.response }
         let answer = { (database: Database) in try await Self.answer(request, endpoint: endpoint, database: database) }
         guard let key = operation.idempotencyKey else { return try await answer(database) }
         do {

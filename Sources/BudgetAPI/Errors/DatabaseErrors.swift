@@ -40,6 +40,13 @@ extension APIError {
             self = .conflict(field: "id", detail: "this collection already has a record with this id")
         case (SQLState.uniqueViolation, "collections_pkey"):
             self = .conflict(field: "name", detail: "a collection with this name already exists")
+        case (SQLState.uniqueViolation, "users_name_unique"):
+            self = .conflict(field: "name", detail: "a user with this name already exists (names are compared ignoring case)")
+        case (SQLState.checkViolation, "memberships_keep_an_owner"):
+            // 0016's deferred trigger: the change would leave a ledger without an owner.
+            self = .conflict(field: "role", detail: "a ledger keeps at least one owner; make another member owner first")
+        case (SQLState.foreignKeyViolation, "access_tokens_membership_fkey"):
+            self = .invalidFields([.init(field: "ledgerId", message: "must be the id of one of your ledgers")])
         case (SQLState.sequenceGeneratorLimitExceeded, _):
             // A client chose the largest id, and server-assigned ids only ever follow the largest one taken
             // (docs/api.md), so none is left to assign: the record can still be created under an id of its own.

@@ -15,6 +15,14 @@ public struct Request: Sendable {
     /// while unknown or when no route has this path. Set by `Router.resolve` before anything else runs, so
     /// logs and metrics can name a route without unbounded label values.
     public var route: String?
+    /// The scope prefix `PathScope` moved out of `path`, as the client sent it, e.g. `"/ledgers/7"`; empty for
+    /// an unscoped request. `Location` headers keep it (`RequestPipeline`), so a client stays in its scope.
+    public var pathPrefix = ""
+    /// The template of that prefix, e.g. `"/ledgers/:ledger"`; empty for an unscoped request.
+    public var routePrefix = ""
+    /// The route as logs and metrics name it: the scope's template and the route, e.g.
+    /// `"/ledgers/:ledger/categories/:id"`; nil when no route has this path.
+    public var fullRoute: String? { route.map { routePrefix + $0 } }
     /// The client's sane `X-Request-Id`, or one the server made up.
     public var id: String
     /// Whether the connection stays open after the answer (RFC 9112 §9.3).

@@ -40,6 +40,7 @@ public struct Status: Hashable, Sendable, CustomStringConvertible {
     public static let uriTooLong = Status(code: 414, reason: "URI Too Long")
     public static let unsupportedMediaType = Status(code: 415, reason: "Unsupported Media Type")
     public static let unprocessableContent = Status(code: 422, reason: "Unprocessable Content")
+    public static let tooManyRequests = Status(code: 429, reason: "Too Many Requests")
     public static let requestHeaderFieldsTooLarge = Status(code: 431, reason: "Request Header Fields Too Large")
     public static let internalServerError = Status(code: 500, reason: "Internal Server Error")
     public static let notImplemented = Status(code: 501, reason: "Not Implemented")
@@ -49,7 +50,7 @@ public struct Status: Hashable, Sendable, CustomStringConvertible {
     private static let known: [Status] = [
         .continue, .ok, .created, .accepted, .noContent, .notModified, .badRequest, .unauthorized, .forbidden,
         .notFound, .methodNotAllowed, .requestTimeout, .conflict, .gone, .preconditionFailed, .payloadTooLarge,
-        .uriTooLong, .unsupportedMediaType, .unprocessableContent, .requestHeaderFieldsTooLarge,
+        .uriTooLong, .unsupportedMediaType, .unprocessableContent, .tooManyRequests, .requestHeaderFieldsTooLarge,
         .internalServerError, .notImplemented, .serviceUnavailable, .httpVersionNotSupported,
     ]
 }

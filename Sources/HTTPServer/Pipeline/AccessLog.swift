@@ -30,7 +30,7 @@ public struct AccessLog: RequestObserver {
         var metadata: Logger.Metadata = [
             "request-id": .string(request.id),
             "method": .string(request.method.rawValue),
-            "route": .string(request.route ?? Self.unmatchedRoute),
+            "route": .string(request.fullRoute ?? Self.unmatchedRoute),
             "status": .stringConvertible(response.status.code),
             "bytes": .stringConvertible(response.body.count),
             "duration_ms": .stringConvertible(Double(micros) / 1000),

@@ -18,20 +18,27 @@ public struct BearerTokenGate: RequestGate {
 
     public func check(_ request: Request) throws {
         if openPaths.contains(request.path) { return }
+        guard matches(try Self.token(of: request)) else { throw Self.invalidToken }
+    }
+
+    /// The token of the request's one `Authorization: Bearer` field, or the 401 for none, a malformed one or two.
+    public static func token(of request: Request) throws -> Substring {
         let credentials = request.headers.values(for: "Authorization")
         // A request with no bearer credentials gets the bare challenge, without an error code (RFC 6750 §3.1).
         guard !credentials.isEmpty, credentials.contains(where: { Self.bearerToken(in: $0) != nil }) else {
             throw Self.unauthorized(detail: "This server needs an Authorization: Bearer token.", challenge: "Bearer")
         }
         // Two Authorization fields are one too many: which one would a proxy have checked?
-        guard credentials.count == 1, let token = Self.bearerToken(in: credentials[0]), matches(token) else {
-            throw Self.unauthorized(detail: "The bearer token is not valid.", challenge: #"Bearer error="invalid_token""#)
-        }
+        guard credentials.count == 1, let token = Self.bearerToken(in: credentials[0]) else { throw invalidToken }
+        return token
     }
+
+    /// The 401 for a token that is not (or no longer) valid (RFC 6750 §3.1).
+    public static let invalidToken = unauthorized(detail: "The bearer token is not valid.", challenge: #"Bearer error="invalid_token""#)
 
     /// Whether `token` is the configured one: both are hashed and the digests compared without an early
     /// exit, so the time taken tells nothing of how much of a guess was right, nor of the secret's length.
-    func matches(_ token: Substring) -> Bool {
+    public func matches(_ token: Substring) -> Bool {
         constantTimeEquals(SHA256.hash(data: Array(token.utf8)), expected)
     }
 

@@ -41,7 +41,7 @@ public struct RequestMetrics: RequestObserver {
     public func requestFinished(_ request: Request, response: Response, duration: Duration) {
         inFlight.decrement()
         let method = Self.knownMethods.contains(request.method) ? request.method.rawValue : "other"
-        let route = request.route ?? AccessLog.unmatchedRoute
+        let route = request.fullRoute ?? AccessLog.unmatchedRoute
         series.record(method: method, route: route, status: response.status.code, duration: duration)
     }
 }

@@ -2,7 +2,7 @@ import Logging
 
 /// The path every request of an application takes, in one place and in this order:
 ///
-/// 1. `Router.resolve` matches the route, once; the endpoint travels with the request from here on. With
+/// 1. A `PathScope` moves a scope prefix (`/ledgers/7`) out of the path; then `Router.resolve` matches the route, once; the endpoint travels with the request from here on. With
 ///    `trustsProxy`, the request's `origin` is resolved from its proxy's headers, once (`ClientOrigin.forwarded`).
 /// 2. Observers (access log, metrics) hear that the request started.
 /// 3. `CORSPolicy` answers a preflight by itself; any other answer passes back through it to be decorated.
@@ -29,18 +29,21 @@ public struct RequestPipeline<Context: Sendable>: Handler {
     private let authorize: @Sendable (Request, Context) async throws -> Context
     private let logger: Logger
     private let trustsProxy: Bool
+    private let scope: PathScope?
 
     /// - Parameters:
     ///   - headers: fields every answer carries unless it sets them itself (caching rules, say).
     ///   - trustsProxy: whether `Forwarded` and `X-Forwarded-*` describe the client; only when every request
     ///     comes through a proxy that sets them. Otherwise they are ignored, since any client can send them.
+    ///   - scope: a prefix every route serves under (`PathScope`); an answer's `Location` keeps the prefix.
     ///   - translate: the error to render for one an endpoint threw; by default the error itself.
     ///   - onAnswer: called with every answer after the observers, e.g. to start work a write enables.
     ///   - authorize: the context one request's endpoint gets, from the request (its credentials, say) and the
     ///     pipeline's `context`; it refuses the request by throwing. By default every request gets `context`.
     public init(
         router: Router<Context>, context: Context, cors: CORSPolicy? = nil, gates: [any RequestGate] = [],
-        observers: [any RequestObserver] = [], headers: Headers = Headers(), trustsProxy: Bool = false, logger: Logger,
+        observers: [any RequestObserver] = [], headers: Headers = Headers(), trustsProxy: Bool = false, scope: PathScope? = nil,
+        logger: Logger,
         translate: @escaping @Sendable (any Error) -> any Error = { $0 },
         authorize: @escaping @Sendable (Request, Context) async throws -> Context = { _, context in context },
         onAnswer: @escaping @Sendable (Request, Response) -> Void = { _, _ in }
@@ -53,6 +56,7 @@ public struct RequestPipeline<Context: Sendable>: Handler {
         self.observers = observers
         self.headers = headers
         self.trustsProxy = trustsProxy
+        self.scope = scope
         self.logger = logger
         self.translate = translate
         self.onAnswer = onAnswer
@@ -61,6 +65,7 @@ public struct RequestPipeline<Context: Sendable>: Handler {
     public func respond(to request: Request) async -> Response {
         let start = ContinuousClock.now
         var request = request
+        scope?.apply(to: &request)
         let endpoint = router.resolve(&request)
         if trustsProxy { request.origin = .forwarded(headers: request.headers, direct: request.origin) }
         for observer in observers { observer.requestStarted(request) }
@@ -73,6 +78,9 @@ public struct RequestPipeline<Context: Sendable>: Handler {
             }
         } else {
             response = await answer(request, endpoint: endpoint)
+        }
+        if !request.pathPrefix.isEmpty, let location = response.headers["Location"], location.hasPrefix("/") {
+            response.headers.replaceOrAdd("Location", request.pathPrefix + location)
         }
         for field in headers where !response.headers.contains(field.name) {
             response.headers.add(field.name, field.value)
