@@ -450,11 +450,24 @@ COMMENT ON COLUMN category_balances.remaining IS 'Budgeted amount minus what was
 -- No statement may reach ledger 1 by leaving its ledger out
 -- ---------------------------------------------------------------------------------------------------------
 
-ALTER TABLE categories        ALTER COLUMN ledger_id DROP DEFAULT;
-ALTER TABLE transactions      ALTER COLUMN ledger_id DROP DEFAULT;
-ALTER TABLE budgets           ALTER COLUMN ledger_id DROP DEFAULT;
-ALTER TABLE collections       ALTER COLUMN ledger_id DROP DEFAULT;
-ALTER TABLE documents         ALTER COLUMN ledger_id DROP DEFAULT;
+-- The server names the ledger in every statement. A row written in psql may leave it out while the server
+-- holds one ledger only (a deployment without households, or a single household): the default is that
+-- ledger. Once a second ledger exists, the default is NULL and such a row is refused (not-null violation),
+-- so nothing lands in ledger 1 by being forgotten. A default is evaluated only for a row that omits the
+-- column, so the server's own writes never run it.
+CREATE FUNCTION sole_ledger() RETURNS bigint
+LANGUAGE sql STABLE AS $$
+    SELECT CASE WHEN count(*) = 1 THEN min(id) END FROM ledgers
+$$;
+
+COMMENT ON FUNCTION sole_ledger() IS
+    'The only ledger, or NULL when there are several: the default ledger_id of rows written in psql (docs/households.md).';
+
+ALTER TABLE categories        ALTER COLUMN ledger_id SET DEFAULT sole_ledger();
+ALTER TABLE transactions      ALTER COLUMN ledger_id SET DEFAULT sole_ledger();
+ALTER TABLE budgets           ALTER COLUMN ledger_id SET DEFAULT sole_ledger();
+ALTER TABLE collections       ALTER COLUMN ledger_id SET DEFAULT sole_ledger();
+ALTER TABLE documents         ALTER COLUMN ledger_id SET DEFAULT sole_ledger();
 ALTER TABLE change_log        ALTER COLUMN ledger_id DROP DEFAULT;
 ALTER TABLE change_pending    ALTER COLUMN ledger_id DROP DEFAULT;
 ALTER TABLE change_feed_state ALTER COLUMN ledger_id DROP DEFAULT;

@@ -12,7 +12,8 @@ public actor SyncClient {
         /// The collections this client keeps: pulls apply their changes only (others in the feed are
         /// skipped), and a resync after `410` reloads their lists, so both leave the store the same.
         public var collections: [String]
-        /// Prefix of every idempotency key this client makes; keys are global, so each device needs its own.
+        /// Prefix of every idempotency key this client makes; keys are unique per ledger, so each device
+        /// needs its own.
         public var deviceID: String
         /// Changes asked for per `/changes` page (the server allows at most 1000).
         public var pageLimit = 100
@@ -30,6 +31,15 @@ public actor SyncClient {
             self.baseURL = baseURL
             self.collections = collections
             self.deviceID = deviceID
+        }
+
+        /// A client of one ledger on a server with users (docs/households.md): every request goes to
+        /// `server/ledgers/{ledger}/…` with `Authorization: Bearer <token>`, so the feed, the pushes and the
+        /// idempotency keys are that ledger's alone.
+        public init(server: URL, ledger: Int64, token: String, collections: [String], deviceID: String) {
+            self.init(baseURL: server.appendingPathComponent("ledgers").appendingPathComponent(String(ledger)),
+                      collections: collections, deviceID: deviceID)
+            headers["Authorization"] = "Bearer \(token)"
         }
     }
 

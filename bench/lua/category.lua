@@ -2,5 +2,5 @@
 dofile(os.getenv("BENCH_LUA_DIR") .. "/report.lua")
 
 request = function()
-  return wrk.format("GET", "/categories/" .. random_category())
+  return wrk.format("GET", path_prefix .. "/categories/" .. random_category(), with_auth({}))
 end

@@ -16,6 +16,16 @@ function random_category()
   return math.random(1, 200)
 end
 
+-- bench/households runs the same scripts under /ledgers/1 with a token: BENCH_PATH_PREFIX goes before
+-- every path and BENCH_TOKEN into Authorization. Unset (every other bench), requests are as they were.
+path_prefix = os.getenv("BENCH_PATH_PREFIX") or ""
+local token = os.getenv("BENCH_TOKEN")
+
+function with_auth(headers)
+  if token ~= nil and token ~= "" then headers["Authorization"] = "Bearer " .. token end
+  return headers
+end
+
 function done(summary, latency, requests)
   local e = summary.errors
   io.write(string.format(

@@ -168,11 +168,10 @@ enum HouseholdQueries {
         "UPDATE ledgers SET name = \(name), updated_at = now() WHERE id = \(ledger)"
     }
 
-    /// Deletes a ledger with its memberships and pinned tokens. Until 0017 keys budget data by ledger this
-    /// is a plain DELETE; from then on it must be `SELECT delete_ledger(…)`, which deletes the ledger's data
-    /// and feed too (the one place to switch).
+    /// Deletes a ledger with everything in it: its data, memberships, pinned tokens and change feed
+    /// (`delete_ledger`, migrations/0017, which holds the sequencer's lock while it goes).
     static func deleteLedger(_ ledger: LedgerID) -> Query {
-        "DELETE FROM ledgers WHERE id = \(ledger)"
+        "SELECT delete_ledger(\(ledger))"
     }
 
     static func members(_ ledger: LedgerID) -> Query {

@@ -40,7 +40,8 @@ public enum Users {
             if isFirst {
                 ledger = .first
             } else {
-                ledger = LedgerID(try connection.query(HouseholdQueries.insertLedger(name: "Budget")).first?.decode(Int64.self, at: 0) ?? 0)
+                // Named after its owner, so that a member of several ledgers tells them apart; renamed with PATCH.
+                ledger = LedgerID(try connection.query(HouseholdQueries.insertLedger(name: name)).first?.decode(Int64.self, at: 0) ?? 0)
             }
             _ = try connection.query(HouseholdQueries.insertMembership(ledger: ledger, user: user, role: .owner))
             _ = try connection.query(HouseholdQueries.setDefaultLedger(user: user, ledger: ledger))
