@@ -96,7 +96,7 @@ CREATE INDEX access_tokens_user_id_idx ON access_tokens (user_id);
 
 COMMENT ON TABLE access_tokens IS 'Bearer tokens: 32 random bytes shown once; only their SHA-256 is kept. Revoking deletes the row.';
 COMMENT ON COLUMN access_tokens.name IS 'The name the user gave it (tokenName).';
-COMMENT ON COLUMN access_tokens.digest IS 'SHA-256 of the secret''s 32 bytes; a request''s token is looked up by it, never compared.';
+COMMENT ON COLUMN access_tokens.digest IS 'SHA-256 of the token as clients send it (the base64url text of its 32 random bytes); a request''s token is looked up by it, never compared.';
 COMMENT ON COLUMN access_tokens.ledger_id IS 'The one ledger the token may act on; NULL: every ledger of its user.';
 COMMENT ON COLUMN access_tokens.scope IS 'read or write.';
 COMMENT ON COLUMN access_tokens.expires_at IS 'After this the token is refused (401); NULL: never.';

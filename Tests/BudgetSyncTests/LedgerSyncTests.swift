@@ -53,15 +53,15 @@ import TestSupport
             try await aliceClient.pull()
             try await bobClient.pull()
 
-            let aliceCategories = try aliceStore.objects(in: "categories")
+            let aliceCategories = try await aliceStore.objects(in: "categories")
             #expect(aliceCategories.count == 1)
             #expect(aliceCategories["1"]?["title"] as? String == "Groceries")
-            #expect(try aliceStore.objects(in: "transactions").isEmpty)
-            let aliceJSON = try aliceStore.records(in: "categories").values.map { String(decoding: $0.json, as: UTF8.self) }
+            #expect(try await aliceStore.objects(in: "transactions").isEmpty)
+            let aliceJSON = try await aliceStore.records(in: "categories").values.map { String(decoding: $0.json, as: UTF8.self) }
             #expect(!aliceJSON.contains { $0.contains("canary") })
 
-            #expect(try bobStore.objects(in: "categories")["1"]?["title"] as? String == "Bob's canary")
-            #expect(try bobStore.objects(in: "transactions").count == 1)
+            #expect(try await bobStore.objects(in: "categories")["1"]?["title"] as? String == "Bob's canary")
+            #expect(try await bobStore.objects(in: "transactions").count == 1)
             // The client's view is the server's view of that ledger.
             let bobServer = try await server.request("GET", "/ledgers/\(bob.ledger)/transactions", headers: [("Authorization", "Bearer \(bob.token)")])
             #expect(bobServer.status == 200)

@@ -1,7 +1,7 @@
 import Postgres
 
 /// The SQL of users, tokens, ledgers and memberships (migrations/0016), in one place; answers are rendered as
-/// JSON by PostgreSQL (`json_build_object`), timestamps in the session's UTC.
+/// JSON by PostgreSQL in the answers' own form (`SQLFragments`: compact, timestamps in whole seconds with `Z`).
 enum HouseholdQueries {
     static let anyUser: Query = "SELECT EXISTS (SELECT 1 FROM users)"
 
@@ -61,7 +61,7 @@ enum HouseholdQueries {
     }
 
     static func userJSON(_ user: Int64) -> Query {
-        "SELECT json_build_object('id', id, 'name', name, 'createdAt', created_at) FROM users WHERE id = \(user)"
+        "SELECT \(SQLFragments.jsonObject(columns: "u.id, u.name, \(createdAt("u"))")) FROM users u WHERE u.id = \(user)"
     }
 
     /// Columns: id, password hash; for a login by name (compared ignoring case).
@@ -87,21 +87,24 @@ enum HouseholdQueries {
 
     static func me(user: Int64, pin: LedgerID?) -> Query {
         """
-        SELECT json_build_object('id', u.id, 'name', u.name,
-            'defaultLedgerId', COALESCE(\(pin), u.default_ledger_id, (SELECT min(m.ledger_id) FROM memberships m WHERE m.user_id = u.id)),
-            'ledgers', COALESCE((SELECT json_agg(json_build_object('id', l.id, 'name', l.name, 'role', m.role) ORDER BY l.id)
-                                 FROM memberships m JOIN ledgers l ON l.id = m.ledger_id
-                                 WHERE m.user_id = u.id AND (\(pin)::bigint IS NULL OR l.id = \(pin))), '[]'::json))
+        SELECT \(SQLFragments.jsonObject(columns: """
+            u.id, u.name,
+            COALESCE(\(pin), u.default_ledger_id, (SELECT min(m.ledger_id) FROM memberships m WHERE m.user_id = u.id)) AS "defaultLedgerId",
+            (SELECT \(SQLFragments.jsonArray(of: SQLFragments.jsonObject(columns: "l.id, l.name, m.role"), orderBy: "l.id"))
+             FROM memberships m JOIN ledgers l ON l.id = m.ledger_id
+             WHERE m.user_id = u.id AND (\(pin)::bigint IS NULL OR l.id = \(pin)))::json AS ledgers
+            """))
         FROM users u WHERE u.id = \(user)
         """
     }
 
     // MARK: Tokens
 
-    static let tokenColumns: Query = """
-        json_build_object('id', id, 'tokenName', name, 'scope', scope, 'ledgerId', ledger_id, 'expiresAt', expires_at,
-                          'createdAt', created_at)
-        """
+    /// A token as its routes answer it (never its digest), from a row of `access_tokens`.
+    static let tokenColumns: Query = SQLFragments.jsonObject(columns: """
+        access_tokens.id, access_tokens.name AS "tokenName", access_tokens.scope, access_tokens.ledger_id AS "ledgerId",
+        \(SQLFragments.timestamp("access_tokens.expires_at")) AS "expiresAt", \(createdAt("access_tokens"))
+        """)
 
     static func insertToken(
         user: Int64, name: String, digest: [UInt8], ledger: LedgerID?, scope: TokenScope, expiresAt: String?
@@ -114,7 +117,7 @@ enum HouseholdQueries {
     }
 
     static func tokens(user: Int64) -> Query {
-        "SELECT COALESCE(json_agg(\(tokenColumns) ORDER BY id), '[]'::json) FROM access_tokens WHERE user_id = \(user)"
+        "SELECT \(SQLFragments.jsonArray(of: tokenColumns, orderBy: "id")) FROM access_tokens WHERE user_id = \(user)"
     }
 
     static func deleteToken(id: Int64, user: Int64) -> Query {
@@ -137,13 +140,14 @@ enum HouseholdQueries {
 
     // MARK: Ledgers and members
 
-    static let ledgerColumns: Query = """
-        json_build_object('id', l.id, 'name', l.name, 'role', m.role, 'createdAt', l.created_at, 'updatedAt', l.updated_at)
-        """
+    /// A ledger with the caller's role in it, from `ledgers l` joined to the caller's `memberships m`.
+    static let ledgerColumns: Query = SQLFragments.jsonObject(columns: """
+        l.id, l.name, m.role, \(createdAt("l")), \(SQLFragments.timestamp("l.updated_at")) AS "updatedAt"
+        """)
 
     static func ledgers(user: Int64, pin: LedgerID?) -> Query {
         """
-        SELECT COALESCE(json_agg(\(ledgerColumns) ORDER BY l.id), '[]'::json)
+        SELECT \(SQLFragments.jsonArray(of: ledgerColumns, orderBy: "l.id"))
         FROM memberships m JOIN ledgers l ON l.id = m.ledger_id
         WHERE m.user_id = \(user) AND (\(pin)::bigint IS NULL OR l.id = \(pin))
         """
@@ -159,7 +163,9 @@ enum HouseholdQueries {
     /// A ledger as `anyone` and the API token see it: ledger 1, as an owner.
     static func ledgerAsOwner(_ ledger: LedgerID) -> Query {
         """
-        SELECT json_build_object('id', l.id, 'name', l.name, 'role', 'owner', 'createdAt', l.created_at, 'updatedAt', l.updated_at)
+        SELECT \(SQLFragments.jsonObject(columns: """
+            l.id, l.name, 'owner' AS role, \(createdAt("l")), \(SQLFragments.timestamp("l.updated_at")) AS "updatedAt"
+            """))
         FROM ledgers l WHERE l.id = \(ledger)
         """
     }
@@ -174,17 +180,26 @@ enum HouseholdQueries {
         "SELECT delete_ledger(\(ledger))"
     }
 
+    /// A member as the members routes answer it, from `memberships m` joined to `users u`.
+    static let memberColumns: Query = SQLFragments.jsonObject(columns: """
+        u.id AS "userId", u.name, m.role, \(createdAt("m"))
+        """)
+
+    /// `<alias>.created_at` as the answers write times, named `createdAt`.
+    private static func createdAt(_ alias: Query) -> Query {
+        "\(SQLFragments.timestamp("\(alias).created_at")) AS \"createdAt\""
+    }
+
     static func members(_ ledger: LedgerID) -> Query {
         """
-        SELECT COALESCE(json_agg(json_build_object('userId', u.id, 'name', u.name, 'role', m.role, 'createdAt', m.created_at)
-                                 ORDER BY u.id), '[]'::json)
+        SELECT \(SQLFragments.jsonArray(of: memberColumns, orderBy: "u.id"))
         FROM memberships m JOIN users u ON u.id = m.user_id WHERE m.ledger_id = \(ledger)
         """
     }
 
     static func member(_ ledger: LedgerID, user: Int64) -> Query {
         """
-        SELECT json_build_object('userId', u.id, 'name', u.name, 'role', m.role, 'createdAt', m.created_at)
+        SELECT \(memberColumns)
         FROM memberships m JOIN users u ON u.id = m.user_id WHERE m.ledger_id = \(ledger) AND m.user_id = \(user)
         """
     }
