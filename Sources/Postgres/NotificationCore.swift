@@ -34,6 +34,8 @@ final class NotificationCore: Sendable {
         var nextWaiterID: UInt64 = 0
         var isStarted = false
         var isStopped = false
+        /// Whether the listener holds a connection that LISTENs now: while it does not, notifications are lost.
+        var isListening = false
 
         /// The generation a waiter for `topic` compares with (the overall one for nil).
         func generation(for topic: Int64?) -> UInt64 {
@@ -62,6 +64,11 @@ final class NotificationCore: Sendable {
 
     var isStopped: Bool {
         state.withLock { $0.isStopped }
+    }
+
+    var isListening: Bool {
+        get { state.withLock { $0.isListening } }
+        set { state.withLock { $0.isListening = newValue } }
     }
 
     /// Starts the listener thread the first time anyone asks; it holds the core, not the `Notifications`.

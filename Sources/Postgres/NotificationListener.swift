@@ -75,6 +75,7 @@ final class NotificationListener: @unchecked Sendable {
             let fresh = try Connection.connect(to: core.url)
             try fresh.listen(on: core.channel)
             connection = fresh
+            core.isListening = true
             lastHeardFrom = .now
             retryDelay = Self.initialRetryDelay
             if hasReportedFailure { core.logger.info("notification connection restored") }
@@ -92,6 +93,7 @@ final class NotificationListener: @unchecked Sendable {
     }
 
     private func dropConnection() {
+        core.isListening = false
         connection?.close()
         connection = nil
         retryAt = .now

@@ -58,6 +58,14 @@ public final class Notifications: Sendable {
         return core.currentGeneration()
     }
 
+    /// Whether notifications reach this process now. While the listener is (re)connecting they are lost, so
+    /// a cache that a notification would invalidate must not be trusted (the generation moves again once it
+    /// listens).
+    public var isListening: Bool {
+        core.startIfNeeded()
+        return core.isListening
+    }
+
     /// A number that grows with every notification naming `topic` (or every topic) and every (re)start of
     /// listening; notifications of other topics leave it alone.
     public func generation(of topic: Int64) -> UInt64 {

@@ -8,8 +8,9 @@ import Synchronization
 /// Invalidation rides on a `Notifications` listening on `budget_auth`, where 0016's triggers send one
 /// notification per statement that touches users, tokens or memberships. The listener bumps its generation
 /// for every notification, when it (re)connects and when it loses its connection; this cache drops everything
-/// when the generation moved since it last looked. It fills nothing while the generation is 0 (the listener
-/// has not listened yet), and entries older than `lifetime` are dropped as a backstop for a lost notification.
+/// when the generation moved since it last looked. It fills nothing, and trusts nothing it holds, while the
+/// listener is not listening (not yet, or reconnecting: a revocation then would go unheard), and entries older
+/// than `lifetime` are dropped as a backstop for a lost notification.
 ///
 /// Whether the server has users is cached the same way: once true it stays true; while false it is asked
 /// again only after the generation moved, so a server without users asks PostgreSQL once, not per request.
@@ -60,9 +61,11 @@ final class AuthCache: Sendable {
     /// The generation now, with everything dropped that it makes stale.
     private func currentGeneration() -> UInt64 {
         let generation = notifications.generation
+        let isListening = notifications.isListening
         state.withLock { state in
             let now = ContinuousClock.now
-            if state.generation != generation || now - state.filledSince > lifetime {
+            // Not listening: a revocation would go unheard, so nothing cached is trusted until it listens again.
+            if state.generation != generation || now - state.filledSince > lifetime || !isListening {
                 state.generation = generation
                 state.filledSince = now
                 state.tokens.removeAll(keepingCapacity: true)
@@ -74,7 +77,7 @@ final class AuthCache: Sendable {
 
     /// Keeps what was read at `generation`, unless something changed while it was read.
     private func fill(at generation: UInt64, _ body: (inout State) -> Void) {
-        guard generation != 0 else { return }
+        guard generation != 0, notifications.isListening else { return }
         state.withLock { state in
             guard state.generation == generation else { return }
             if state.tokens.count + state.roles.count >= Self.maximumEntries {

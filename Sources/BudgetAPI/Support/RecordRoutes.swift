@@ -57,6 +57,11 @@ struct RecordRoutes<Resource: TypedResource>: Sendable {
                 invalid += errors
             }
         }
+        for (index, fields) in allFields.enumerated() {
+            if let problem = Self.idOutsideSharedSpace(Resource.id(of: fields), caller: database.caller, field: isArray ? "[\(index)].id" : "id") {
+                invalid.append(problem)
+            }
+        }
         guard invalid.isEmpty else { throw APIError.invalidFields(invalid) }
         guard isArray else {
             try await refuseTakenKey(allFields[0], excluding: nil, database: database)
@@ -83,6 +88,7 @@ struct RecordRoutes<Resource: TypedResource>: Sendable {
         let id = try recordID(request)
         let fields = try Resource.fields(from: try RequestBody.object(request), mode: .complete, fieldPrefix: "")
         try checkBodyID(Resource.id(of: fields), matches: id)
+        if let problem = Self.idOutsideSharedSpace(id, caller: database.caller, field: "id") { throw APIError.invalidFields([problem]) }
         try await refuseTakenKey(fields, excluding: id, database: database)
         guard let record = try await database.write(Resource.replace(id: id, with: fields, context: context(database)), rendering: Resource.shape.record) else {
             preconditionFailure("INSERT … ON CONFLICT … RETURNING answered no row")
@@ -124,6 +130,17 @@ struct RecordRoutes<Resource: TypedResource>: Sendable {
     private func refuseTakenKey(_ fields: Resource.Fields, excluding id: Int64?, database: Database) async throws {
         guard let key = Resource.takenKey(fields, excluding: id, in: database.ledger) else { return }
         try key.refuse(await database.query(key.holder))
+    }
+
+    /// The largest id a user may choose on a server with users: every ledger's server-assigned ids come from one
+    /// sequence per table, moved past any id a client chooses, so one ledger choosing ids near 2^63 would leave
+    /// every other ledger without new ids. 2^53 − 1 is also the largest integer every JSON client reads exactly.
+    /// Without users (and with the operator's `--api-token`) any positive id is taken, as before.
+    static var largestChosenID: Int64 { (1 << 53) - 1 }
+
+    static func idOutsideSharedSpace(_ id: Int64?, caller: Caller, field: String) -> Problem.FieldError? {
+        guard let id, id > largestChosenID, case .user = caller else { return nil }
+        return .init(field: field, message: "must be at most \(largestChosenID) on a server with users (docs/households.md)")
     }
 
     private func checkBodyID(_ bodyID: Int64?, matches id: Int64) throws {
