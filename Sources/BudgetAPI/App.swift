@@ -149,7 +149,7 @@ public enum BudgetApp {
         let connectionsPerLoop = options.connectionsPerLoop
         let trustsProxy = options.trustsProxy
         let streams = StreamSettings(pool: streamPool, maxRows: options.maxRows)
-        return Service(notifications: sync.notifications, sequencer: sequencer, authCache: authCache) { [routes] reactor in
+        return Service(notifications: sync.notifications, sequencer: sequencer, authCache: authCache, routes: routes.routes) { [routes] reactor in
             let loopConnections = connectionsPerLoop > 0
                 ? LoopConnections(reactor: reactor, pool: pool, count: connectionsPerLoop) : nil
             let pipeline = RequestPipeline(
@@ -179,6 +179,9 @@ public enum BudgetApp {
         let notifications: Notifications
         let sequencer: BackgroundDrain
         let authCache: AuthCache
+        /// Every route the service registered (method and pattern, unscoped: each also serves under
+        /// `/ledgers/{L}/…` unless `Access` keeps it unscoped): what the isolation test walks.
+        public let routes: [RouteSignature]
         /// Pass to `Server(configuration:logger:handlerForLoop:)`: makes each event loop's handler, on that
         /// loop's own database connections.
         public let handlerForLoop: LoopSetup

@@ -21,6 +21,13 @@ import Testing
         #expect(text(try await router.respond(to: Request(method: .delete, target: "/items/7/tags/red%20hot"))) == "7/red hot")
     }
 
+    @Test func listsEveryRegisteredRouteOnce() {
+        #expect(router.routes.map(\.description) == [
+            "GET /items", "POST /items", "GET /items/:id", "DELETE /items/:id/tags/:tag", "GET /items/new",
+        ])
+        #expect(router.mapHandlers { method, handlers in handlers[method]! }.routes == router.routes)
+    }
+
     @Test func headIsServedByGet() async throws {
         #expect(text(try await router.respond(to: Request(method: .head, target: "/items"))) == "list")
     }

@@ -48,6 +48,14 @@ public struct Router<Context: Sendable>: Sendable {
         return Endpoint(handler: handler)
     }
 
+    /// Every registered route, as its method and the pattern it was registered with (HEAD, which GET serves,
+    /// is not listed), sorted by pattern then method: what a test walks to cover each route.
+    public var routes: [RouteSignature] {
+        var found: [RouteSignature] = []
+        root.collect(into: &found)
+        return found.sorted { ($0.pattern, $0.method.rawValue) < ($1.pattern, $1.method.rawValue) }
+    }
+
     /// The same routes with every handler replaced by `transform(method, handlers)`, where `handlers` are all
     /// the handlers of the handler's route by method: a place to wrap each route in what applies to it.
     public func mapHandlers(_ transform: (Method, [Method: Body]) -> Body) -> Router {
@@ -55,6 +63,19 @@ public struct Router<Context: Sendable>: Sendable {
         mapped.root = root.mapHandlers(transform)
         return mapped
     }
+}
+
+/// A registered route: its method and its pattern, e.g. `GET /categories/:id`.
+public struct RouteSignature: Hashable, Sendable, CustomStringConvertible {
+    public let method: Method
+    public let pattern: String
+
+    public init(_ method: Method, _ pattern: String) {
+        self.method = method
+        self.pattern = pattern
+    }
+
+    public var description: String { "\(method.rawValue) \(pattern)" }
 }
 
 /// What a request was routed to: a handler, or the 404 or 405 that answers it instead.
@@ -159,6 +180,12 @@ private struct RouteNode<Context: Sendable>: Sendable {
             captured.removeSubrange(mark...)
         }
         return nil
+    }
+
+    func collect(into found: inout [RouteSignature]) {
+        if let pattern { found += handlers.keys.map { RouteSignature($0, pattern) } }
+        for node in literals.values { node.collect(into: &found) }
+        for (_, node) in parameters { node.collect(into: &found) }
     }
 
     func mapHandlers(_ transform: (Method, [Method: Body]) -> Body) -> RouteNode {
