@@ -192,6 +192,27 @@ import APITestSupport
         }
     }
 
+    /// Server-assigned ids of every ledger come from one sequence per table: a user may not choose an id that
+    /// would move it out of reach (docs/households.md); without users any positive id is still taken.
+    @Test func usersChooseIdsUpToTwoToThe53MinusOne() async throws {
+        try await TestApp.with(options: Self.options()) { app in
+            let open = try await app.request("PUT", "/categories/9007199254740993", json: #"{"title":"Far","amount":1}"#)
+            #expect(open.status == 201, "no users yet: \(open.text)")
+            _ = try await Self.signUp(app, "Alice")
+            let token = try await Self.logIn(app, "Alice").token
+            for (method, path, body) in [("POST", "/categories", #"{"id":9007199254740992,"title":"Too far","amount":1}"#),
+                                         ("PUT", "/categories/9007199254740992", #"{"title":"Too far","amount":1}"#),
+                                         ("POST", "/transactions", #"[{"categoryId":1,"title":"ok","amount":1,"date":"2026-11-01"},{"id":9223372036854775807,"categoryId":1,"title":"x","amount":1,"date":"2026-11-01"}]"#)] {
+                let response = try await app.request(method, path, json: body, headers: Self.bearer(token))
+                #expect(response.status == 422, "\(method) \(path): \(response.text)")
+                #expect(response.text.contains("9007199254740991"), "\(response.text)")
+            }
+            #expect(try await app.scalar("SELECT count(*) FROM categories WHERE title = 'Too far'") == "0")
+            let largest = try await app.request("PUT", "/categories/9007199254740991", json: #"{"title":"Largest","amount":1}"#, headers: Self.bearer(token))
+            #expect(largest.status == 201, "\(largest.text)")
+        }
+    }
+
     @Test func tenFailedLoginsAre429() async throws {
         try await TestApp.with(options: Self.options()) { app in
             _ = try await Self.signUp(app, "dave")
