@@ -26,60 +26,75 @@ import TestSupport
                        try await ServerProcess.start(["--database-url", url])]
         try await GapProof.seed(url)
         let proof = GapProof(url: url, enough: Self.enough, within: Self.writingLimit)
+        let outcome = try await proof.run(servers: servers, writersPerLedger: Self.writers, followersPerLedger: Self.followers)
+        print("gap proof: " + (try await proof.expectComplete(outcome, writers: Self.writers)))
+    }
 
-        async let sequencerRuns = proof.advanceInSmallBatches()
-        async let invariantChecks = proof.checkInvariant(connections: 2)
-        async let follows = withThrowingTaskGroup(of: GapProof.Follower.self) { group in
-            for number in 0..<Self.followers {
-                group.addTask { try await proof.follow(servers: servers, startingWith: number % servers.count) }
-            }
-            return try await group.reduce(into: []) { $0.append($1) }
-        }
-        let writes: [GapProof.CommittedWrite]
-        do {
-            writes = try await withThrowingTaskGroup(of: [GapProof.CommittedWrite].self) { group in
-                for number in 0..<Self.writers {
-                    group.addTask { try await proof.write(as: number) }
-                }
-                return try await group.reduce(into: []) { $0 += $1 }
-            }
-        } catch {
-            // The checkers and followers run until the writers are done, failed ones included.
-            proof.writersDone.withLock { $0 = true }
-            throw error
-        }
-        proof.writersDone.withLock { $0 = true }
-        let (runs, checks, followed) = try await (sequencerRuns, invariantChecks, follows)
+    /// The proof in two ledgers at once (docs/households.md, The change feed, per ledger): ledger 1, which had
+    /// a feed before the second ledger existed, and a new ledger whose hot category is id 1 too, each written
+    /// by its own writers and followed by its own members' readers (`/changes` and `/ledgers/{L}/changes`).
+    /// Each ledger's seqs are dense from 1, ledger 1 goes on from its own numbers, and no change of one
+    /// ledger reaches the other's feed.
+    @Test func twoLedgersEachKeepADenseFeedOfTheirOwn() async throws {
+        let url = try await TestDatabase.fresh()
+        try await GapProof.installAudit(url)
+        // Another ledger is 404 without users: members with tokens follow the feeds.
+        let servers = [try await ServerProcess.start(["--database-url", url, "--signup", "open"]),
+                       try await ServerProcess.start(["--database-url", url, "--signup", "open"])]
+        try await GapProof.seed(url)
+        try await GapProof.execute(url, """
+            INSERT INTO categories (ledger_id, title, amount) SELECT 1, 'Before ' || g, 1 FROM generate_series(1, 20) g;
+            SELECT advance_change_feed();
+            """)
+        let ledger1Before = try #require(try await GapProof.scalar(url, "SELECT last_seq FROM change_feed_state WHERE ledger_id = 1")
+            .flatMap { Int64($0) })
+        #expect(ledger1Before == 21)
 
-        let done = proof.progress.withLock { $0 }
-        #expect(done.transactions >= Self.enough.transactions && done.checks >= Self.enough.checks,
-                "a stall: \(done.transactions) transactions and \(done.checks) invariant checks in \(Self.writingLimit)")
-        #expect(checks.violations.isEmpty, "snapshots broke count = max = last_seq: \(checks.violations.prefix(5))")
-        #expect(runs > 0)
-        #expect(try await GapProof.scalar(url, "SELECT count(*) FROM change_log WHERE seq IS NULL") == "0")
-        let lastSeq = try await GapProof.scalar(url, "SELECT last_seq FROM change_feed_state")
-        #expect(try await GapProof.scalar(url, "SELECT count(*) FROM change_seq_audit") == lastSeq,
-                "every seq up to last_seq was stamped exactly once")
+        // The first user owns ledger 1; the second gets a new, empty ledger.
+        let owner1 = try await Self.member("alice", on: servers[0])
+        let owner2 = try await Self.member("bob", on: servers[1])
+        let second = try #require(try await GapProof.scalar(url, "SELECT default_ledger_id FROM users WHERE name = 'bob'")
+            .flatMap { Int64($0) })
+        #expect(second != 1)
+        #expect(try await GapProof.scalar(url, "SELECT last_seq FROM change_feed_state WHERE ledger_id = \(second)") == "0")
+        try await GapProof.seed(url, ledger: second)
 
-        let expected = try await GapProof.finalStates(url, deletions: writes)
-        #expect(expected.count > Self.writers * 10)
-        for follower in followed {
-            #expect(follower.orderViolations.isEmpty, "seqs went back: \(follower.orderViolations.prefix(5))")
-            let wrong = expected.filter { key, state in follower.seen[key].map { $0.state != state } ?? true }
-            #expect(wrong.isEmpty, "\(wrong.count) records not seen at their final state, e.g. \(wrong.first.map { "\($0)" } ?? "")")
-            // The direct proof: a write that committed after a follower had been answered lastSeq = C appears
-            // above C, so following the feed from C cannot have skipped it.
-            var early: [String] = []
-            for write in writes {
-                guard let seen = follower.seen[write.key], seen.state == write.state else { continue }
-                if seen.seq <= write.cursorBeforeCommit {
-                    early.append("\(write.key) v\(write.state.version) at seq \(seen.seq) ≤ cursor \(write.cursorBeforeCommit)")
-                }
-            }
-            #expect(early.isEmpty, "\(early.count) writes appeared at or below a cursor read before they committed: \(early.prefix(5))")
+        let ledgers = [GapProof.Ledger(id: 1, headers: owner1),
+                       GapProof.Ledger(id: second, prefix: "/ledgers/\(second)", headers: owner2)]
+        let proof = GapProof(url: url, ledgers: ledgers, enough: Self.enough, within: Self.writingLimit)
+        let writersPerLedger = Self.writers / 2
+        let outcome = try await proof.run(servers: servers, writersPerLedger: writersPerLedger, followersPerLedger: 2)
+        let summary = try await proof.expectComplete(outcome, writers: writersPerLedger * ledgers.count)
+
+        // Ledger 1 went on from its own numbers: the categories no writer touched keep the seqs they had before
+        // the second ledger existed, and every change of the proof is above them.
+        for follower in outcome.followed where follower.ledger == 1 {
+            let before = (2...21).map { GapProof.Key(ledger: 1, collection: "categories", id: "\($0)") }
+            #expect(before.map { follower.seen[$0]?.seq } == (2...21).map { Int64($0) }, "ledger 1's seqs from before")
+            let below = follower.seen.filter { $0.value.seq <= ledger1Before && !before.contains($0.key) }
+            #expect(below.isEmpty, "writes of the proof at seqs ledger 1 had before: \(below.prefix(5))")
         }
-        print("gap proof: \(writes.count) committed transactions by \(Self.writers) writers, \(runs) small sequencer runs, "
-            + "\(checks.count) invariant checks, \(followed.map(\.pages)) pages followed, last_seq \(lastSeq ?? "?")")
+        // The database agrees: every logged change is of a record its ledger holds or held.
+        #expect(try await GapProof.scalar(url, """
+            SELECT count(*) FROM change_log l WHERE l.op = 'upsert' AND NOT EXISTS (
+                SELECT 1 FROM categories c WHERE l.collection = 'categories' AND c.ledger_id = l.ledger_id AND c.id::text = l.record_key
+                UNION ALL SELECT 1 FROM transactions t WHERE l.collection = 'transactions' AND t.ledger_id = l.ledger_id AND t.id::text = l.record_key
+                UNION ALL SELECT 1 FROM documents d WHERE d.collection = l.collection AND d.ledger_id = l.ledger_id AND d.id = l.record_key)
+            """) == "0")
+        print("gap proof in two ledgers: " + summary)
+    }
+
+    /// Signs `name` up (the first user owns ledger 1, a later one a new ledger of their own) and logs in:
+    /// the headers that carry the token.
+    private static func member(_ name: String, on server: ServerProcess) async throws -> [(String, String)] {
+        let credentials = #"{"name":"\#(name)","password":"correct horse \#(name)"}"#
+        let created = try await server.request("POST", "/auth/users", json: credentials)
+        guard created.status == 201 else { throw UnexpectedAnswer(description: "POST /auth/users answered \(created.status): \(created.text)") }
+        let login = try await server.request("POST", "/auth/tokens", json: credentials)
+        guard login.status == 201, let token = (try login.json() as? [String: Any])?["token"] as? String else {
+            throw UnexpectedAnswer(description: "POST /auth/tokens answered \(login.status): \(login.text)")
+        }
+        return [("Authorization", "Bearer \(token)")]
     }
 
     /// A long transaction holds back only its own change: the writes that commit meanwhile reach the feed at

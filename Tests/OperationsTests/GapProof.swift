@@ -4,11 +4,15 @@ import Synchronization
 import TestSupport
 
 /// The moving parts of `ChangeFeedGapProofTests`: writers that hold transactions open, an extra sequencer
-/// in small batches, invariant checkers and followers of `GET /changes`.
+/// in small batches, invariant checkers and followers of `GET /changes`, in one ledger or several at once
+/// (each ledger's feed is numbered on its own, docs/change-feed.md).
 final class GapProof: Sendable {
     let url: String
-    /// The largest `lastSeq` any follower has been answered; writers read it right before COMMIT.
-    let cursor = Mutex<Int64>(0)
+    /// The ledgers written and followed.
+    let ledgers: [Ledger]
+    /// Per ledger, the largest `lastSeq` any of its followers has been answered; writers read their ledger's
+    /// right before COMMIT.
+    let cursors = Mutex<[Int64: Int64]>([:])
     let writersDone = Mutex(false)
     /// What the proof has done so far, across writers and checkers: it writes until this is enough.
     let progress = Mutex(Progress())
@@ -23,8 +27,20 @@ final class GapProof: Sendable {
         var checks = 0
     }
 
-    init(url: String, enough: Progress, within limit: Duration) {
+    /// One ledger of the proof: its id, and how its followers reach its feed (a path prefix such as
+    /// `/ledgers/2`, and the headers with a member's token when the server has users).
+    struct Ledger: Sendable {
+        var id: Int64
+        var prefix = ""
+        var headers: [(String, String)] = []
+
+        /// Ledger 1 as a server without users serves it: `/changes`, no token.
+        static let first = Ledger(id: 1)
+    }
+
+    init(url: String, ledgers: [Ledger] = [.first], enough: Progress, within limit: Duration) {
         self.url = url
+        self.ledgers = ledgers
         self.enough = enough
         deadline = ContinuousClock.now + limit
     }
@@ -41,9 +57,10 @@ final class GapProof: Sendable {
     }
 
     struct Key: Hashable, Sendable, CustomStringConvertible {
+        var ledger: Int64 = 1
         var collection: String
         var id: String
-        var description: String { "\(collection)/\(id)" }
+        var description: String { "\(ledger):\(collection)/\(id)" }
     }
 
     struct State: Hashable, Sendable {
@@ -64,6 +81,7 @@ final class GapProof: Sendable {
     }
 
     struct Follower: Sendable {
+        var ledger: Int64
         var seen: [Key: Seen] = [:]
         var orderViolations: [String] = []
         var pages = 0
@@ -74,14 +92,16 @@ final class GapProof: Sendable {
         var violations: [String] = []
     }
 
-    /// Test-only audit: every stamp is recorded under its seq, so a seq stamped twice fails the sequencer
-    /// on the primary key, and `count = max = last_seq` in one snapshot means it holds exactly 1…last_seq.
-    /// A run stamps a record's first change by inserting its log row and a later one by updating it.
+    /// Test-only audit: every stamp is recorded under its ledger and seq, so a seq stamped twice in a ledger
+    /// fails the sequencer on the primary key, and `count = max = last_seq` of a ledger in one snapshot means
+    /// it holds exactly 1…last_seq of that ledger. A run stamps a record's first change by inserting its log
+    /// row and a later one by updating it.
     static func installAudit(_ url: String) async throws {
         try await execute(url, """
-            CREATE TABLE change_seq_audit (seq bigint PRIMARY KEY, collection text NOT NULL, record_key text NOT NULL);
+            CREATE TABLE change_seq_audit (ledger_id bigint NOT NULL, seq bigint NOT NULL, collection text NOT NULL,
+                                           record_key text NOT NULL, PRIMARY KEY (ledger_id, seq));
             CREATE FUNCTION audit_change_seq() RETURNS trigger LANGUAGE plpgsql AS $$
-            BEGIN INSERT INTO change_seq_audit VALUES (NEW.seq, NEW.collection, NEW.record_key); RETURN NULL; END $$;
+            BEGIN INSERT INTO change_seq_audit VALUES (NEW.ledger_id, NEW.seq, NEW.collection, NEW.record_key); RETURN NULL; END $$;
             CREATE TRIGGER change_log_audit AFTER UPDATE OF seq ON change_log FOR EACH ROW
                 WHEN (NEW.seq IS NOT NULL AND NEW.seq IS DISTINCT FROM OLD.seq) EXECUTE FUNCTION audit_change_seq();
             CREATE TRIGGER change_log_audit_first AFTER INSERT ON change_log FOR EACH ROW
@@ -89,11 +109,12 @@ final class GapProof: Sendable {
             """)
     }
 
-    /// The hot category every writer contends on, and the generic collection the writers' notes live in.
-    static func seed(_ url: String) async throws {
+    /// The hot category every writer of `ledger` contends on (id 1 in every ledger), and the generic
+    /// collection the writers' notes live in.
+    static func seed(_ url: String, ledger: Int64 = 1) async throws {
         try await execute(url, """
-            INSERT INTO categories (ledger_id, id, title, amount) VALUES (1, 1, 'Hot', 1);
-            INSERT INTO collections (ledger_id, name, kind) VALUES (1, 'notes', 'plural');
+            INSERT INTO categories (ledger_id, id, title, amount) VALUES (\(ledger), 1, 'Hot', 1);
+            INSERT INTO collections (ledger_id, name, kind) VALUES (\(ledger), 'notes', 'plural');
             """)
     }
 
@@ -118,31 +139,33 @@ final class GapProof: Sendable {
         }
     }
 
-    /// One page of the feed from `server`.
-    static func changes(_ server: ServerProcess, since: Int64, limit: Int = 100) async throws
+    /// One page of `ledger`'s feed from `server`.
+    static func changes(_ server: ServerProcess, since: Int64, limit: Int = 100, ledger: Ledger = .first) async throws
         -> (changes: [[String: Any]], lastSeq: Int64, hasMore: Bool) {
-        let response = try await server.request("GET", "/changes?since=\(since)&limit=\(limit)")
+        let path = "\(ledger.prefix)/changes?since=\(since)&limit=\(limit)"
+        let response = try await server.request("GET", path, headers: ledger.headers)
         guard response.status == 200,
               let object = try JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any] else {
-            throw UnexpectedAnswer(description: "GET /changes answered \(response.status): \(response.text)")
+            throw UnexpectedAnswer(description: "GET \(path) answered \(response.status): \(response.text)")
         }
         return (object["changes"] as? [[String: Any]] ?? [], (object["lastSeq"] as? NSNumber)?.int64Value ?? -1,
                 object["hasMore"] as? Bool ?? true)
     }
 
-    /// Every live record as the tables hold it, plus a tombstone for each record a write deleted.
+    /// Every live record of every ledger as the tables hold it, plus a tombstone for each record a write deleted.
     static func finalStates(_ url: String, deletions writes: [CommittedWrite]) async throws -> [Key: State] {
         let live = try await runOffCooperativePool {
             let connection = try Connection.connect(to: url)
             defer { connection.close() }
             var states: [Key: State] = [:]
             for row in try connection.query("""
-                SELECT 'categories', id::text, version FROM categories
-                UNION ALL SELECT 'transactions', id::text, version FROM transactions
-                UNION ALL SELECT collection, id, version FROM documents
+                SELECT ledger_id, 'categories', id::text, version FROM categories
+                UNION ALL SELECT ledger_id, 'transactions', id::text, version FROM transactions
+                UNION ALL SELECT ledger_id, collection, id, version FROM documents
                 """) {
-                states[Key(collection: try row.decode(String.self, at: 0), id: try row.decode(String.self, at: 1))] =
-                    State(op: "upsert", version: try row.decode(Int.self, at: 2))
+                let key = Key(ledger: try row.decode(Int64.self, at: 0), collection: try row.decode(String.self, at: 1),
+                              id: try row.decode(String.self, at: 2))
+                states[key] = State(op: "upsert", version: try row.decode(Int.self, at: 3))
             }
             return states
         }
@@ -171,7 +194,8 @@ final class GapProof: Sendable {
         }
     }
 
-    /// Checks, each in a snapshot of its own, that the stamps visible are exactly 1…last_seq.
+    /// Checks, each in a snapshot of its own, that the stamps visible in each ledger are exactly 1…last_seq
+    /// of that ledger.
     func checkInvariant(connections: Int) async throws -> InvariantChecks {
         try await withThrowingTaskGroup(of: InvariantChecks.self) { group in
             for _ in 0..<connections {
@@ -181,13 +205,17 @@ final class GapProof: Sendable {
                         defer { connection.close() }
                         var checks = InvariantChecks()
                         while !shouldStopChecking {
-                            let row = try connection.query("""
-                                SELECT s.last_seq, count(a.seq), coalesce(max(a.seq), 0)
-                                FROM change_feed_state s LEFT JOIN change_seq_audit a ON true GROUP BY s.last_seq
-                                """)[0]
-                            let (last, count, max) = (try row.decode(Int64.self, at: 0), try row.decode(Int64.self, at: 1),
-                                                      try row.decode(Int64.self, at: 2))
-                            if count != max || max != last { checks.violations.append("last_seq \(last), count \(count), max \(max)") }
+                            for row in try connection.query("""
+                                SELECT s.ledger_id, s.last_seq, count(a.seq), coalesce(max(a.seq), 0)
+                                FROM change_feed_state s LEFT JOIN change_seq_audit a ON a.ledger_id = s.ledger_id
+                                GROUP BY s.ledger_id, s.last_seq
+                                """) {
+                                let (ledger, last) = (try row.decode(Int64.self, at: 0), try row.decode(Int64.self, at: 1))
+                                let (count, max) = (try row.decode(Int64.self, at: 2), try row.decode(Int64.self, at: 3))
+                                if count != max || max != last {
+                                    checks.violations.append("ledger \(ledger): last_seq \(last), count \(count), max \(max)")
+                                }
+                            }
                             checks.count += 1
                             progress.withLock { $0.checks += 1 }
                         }
@@ -199,32 +227,33 @@ final class GapProof: Sendable {
         }
     }
 
-    /// Pages through the feed, 7 changes at a time, alternating between the servers, until a page asked
-    /// for after the writers finished comes back empty.
-    func follow(servers: [ServerProcess], startingWith first: Int) async throws -> Follower {
-        var follower = Follower()
+    /// Pages through `ledger`'s feed, 7 changes at a time, alternating between the servers, until a page
+    /// asked for after the writers finished comes back empty.
+    func follow(_ ledger: Ledger, servers: [ServerProcess], startingWith first: Int) async throws -> Follower {
+        var follower = Follower(ledger: ledger.id)
         var since: Int64 = 0
         var lastSeq: Int64 = 0
         // The writers stop by `deadline` at the latest; draining what they wrote takes far less than this.
         let deadline = self.deadline + .seconds(120)
         while ContinuousClock.now < deadline {
             let isFinal = writersDone.withLock { $0 }
-            let page = try await Self.changes(servers[(first + follower.pages) % servers.count], since: since, limit: 7)
+            let page = try await Self.changes(servers[(first + follower.pages) % servers.count], since: since, limit: 7,
+                                              ledger: ledger)
             follower.pages += 1
             for change in page.changes {
                 let seq = (change["seq"] as? NSNumber)?.int64Value ?? -1
                 if seq <= lastSeq { follower.orderViolations.append("seq \(seq) after \(lastSeq)") }
                 lastSeq = seq
                 let id = (change["id"] as? NSNumber)?.stringValue ?? change["id"] as? String ?? "?"
-                let key = Key(collection: change["collection"] as? String ?? "?", id: id)
+                let key = Key(ledger: ledger.id, collection: change["collection"] as? String ?? "?", id: id)
                 follower.seen[key] = Seen(state: State(op: change["op"] as? String ?? "?", version: change["version"] as? Int ?? -1),
                                           seq: seq)
             }
             if page.lastSeq < since { follower.orderViolations.append("lastSeq \(page.lastSeq) below since \(since)") }
             since = page.lastSeq
-            cursor.withLock { $0 = max($0, page.lastSeq) }
+            cursors.withLock { $0[ledger.id] = max($0[ledger.id] ?? 0, page.lastSeq) }
             if isFinal && !page.hasMore && page.changes.isEmpty { return follower }
         }
-        throw WaitTimedOut(description: "a follower did not drain the feed within 120 s of the writers' deadline")
+        throw WaitTimedOut(description: "a follower of ledger \(ledger.id) did not drain its feed within 120 s of the writers' deadline")
     }
 }

@@ -1,5 +1,4 @@
 import Foundation
-import Logging
 import Postgres
 import Testing
 import TestSupport
@@ -20,7 +19,7 @@ import TestSupport
 
     @Test func aFollowerMissesNothingAcrossTheUpgrade() async throws {
         let url = try await TestDatabase.empty()
-        try await migrate(url, through: Self.lastVersionBefore)
+        try await Schema.migrate(url, through: Self.lastVersionBefore)
         // Written through the old row triggers: some changes stamped by an old run, some committed and not.
         try await GapProof.execute(url, """
             INSERT INTO categories (id, title, amount) SELECT g, 'C' || g, 10 FROM generate_series(1, 5) g;
@@ -104,16 +103,6 @@ import TestSupport
         #expect(expected.filter { $0.value.op == "delete" && $0.key.hasPrefix("transactions/") }.count == 5,
                 "transaction 3 and the four of category 5")
         #expect(try await GapProof.scalar(url, "SELECT last_seq = (SELECT max(seq) FROM change_log) FROM change_feed_state") == "t")
-    }
-
-    /// Applies the project's migrations up to `version`, as a server of that version would have.
-    private func migrate(_ url: String, through version: Int) async throws {
-        let migrations = try TestDatabase.migrations().filter { $0.version <= version }
-        try await runOffCooperativePool {
-            let connection = try Connection.connect(to: url)
-            defer { connection.close() }
-            try Migrator(migrations: migrations, logger: Logger(label: "test")).migrate(on: connection)
-        }
     }
 
     /// Each stamped change's seq by record, `collection/key`.
