@@ -213,6 +213,20 @@ import APITestSupport
         }
     }
 
+    /// A method a route does not have is 405 with `Allow` before any token is asked for, on open routes too;
+    /// a route that exists with a method it has still needs the token.
+    @Test func aMethodNoRouteHasIs405BeforeAnyToken() async throws {
+        try await TestApp.with(options: Self.options(signup: false, apiToken: "operator-secret")) { app in
+            for (method, path) in [("TRACE", "/auth/users"), ("PUT", "/auth/tokens"), ("DELETE", "/health"), ("PATCH", "/categories")] {
+                let response = try await app.request(method, path)
+                #expect(response.status == 405, "\(method) \(path): \(response.text)")
+                #expect(response.header("Allow") != nil, "\(method) \(path)")
+            }
+            #expect(try await app.request("GET", "/categories").status == 401)
+            #expect(try await app.request("POST", "/auth/users", json: #"{"name":"x","password":"long enough"}"#).status == 401)
+        }
+    }
+
     @Test func tenFailedLoginsAre429() async throws {
         try await TestApp.with(options: Self.options()) { app in
             _ = try await Self.signUp(app, "dave")

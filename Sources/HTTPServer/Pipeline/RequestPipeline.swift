@@ -95,7 +95,10 @@ public struct RequestPipeline<Context: Sendable>: Handler {
     private func answer(_ request: Request, endpoint: Endpoint<Context>) async -> Response {
         do {
             for gate in gates { try await gate.check(request) }
-            return try await endpoint.respond(to: request, context: authorize(request, context))
+            // A method its route does not have is 405 whoever asks (RFC 9110 §15.5.6): the routes' methods
+            // are public (openapi.yaml), so there is nothing to authorize, also on routes open to anyone.
+            let isMethodRefusal = !endpoint.isRouted && request.route != nil
+            return try await endpoint.respond(to: request, context: isMethodRefusal ? context : authorize(request, context))
         } catch {
             return Problem.answer(to: translate(error), for: request, logger: logger)
         }
