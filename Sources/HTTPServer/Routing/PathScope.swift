@@ -12,15 +12,16 @@ public struct PathScope: Sendable {
     public let parameter: String
     public let keeping: Set<String>
 
+    /// The route template the prefix stands for, e.g. `/ledgers/:ledger`: what logs and metrics name
+    /// instead of the value, which may be unbounded. Made once: it is longer than a string held inline.
+    public let template: String
+
     public init(segment: String, parameter: String, keeping: Set<String> = []) {
         self.segment = segment
         self.parameter = parameter
         self.keeping = keeping
+        template = "/\(segment)/:\(parameter)"
     }
-
-    /// The route template the prefix stands for, e.g. `/ledgers/:ledger`: what logs and metrics name
-    /// instead of the value, which may be unbounded.
-    public var template: String { "/\(segment)/:\(parameter)" }
 
     /// The value and the rest of `path` (starting with `/`) when `path` is scoped, else nil.
     public func split(_ path: String) -> (value: String, prefix: String, rest: String)? {
