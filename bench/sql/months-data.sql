@@ -6,11 +6,11 @@ BEGIN;
 UPDATE transactions
 SET date = (date_trunc('month', now() AT TIME ZONE 'UTC') - make_interval(months => (id % 12)::integer))::date + (id / 12 % 28)::integer;
 UPDATE categories SET rollover = (id % 4 = 0);
-INSERT INTO budgets (category_id, month, amount)
-SELECT c.id, (date_trunc('month', now() AT TIME ZONE 'UTC') - make_interval(months => k))::date, c.amount + 100
+INSERT INTO budgets (ledger_id, category_id, month, amount)
+SELECT c.ledger_id, c.id, (date_trunc('month', now() AT TIME ZONE 'UTC') - make_interval(months => k))::date, c.amount + 100
 FROM categories c, generate_series(0, 6, 3) AS k
 WHERE c.id % 5 = 0
-ON CONFLICT (category_id, month) DO NOTHING;
+ON CONFLICT (ledger_id, category_id, month) DO NOTHING;
 COMMIT;
 VACUUM ANALYZE categories;
 VACUUM ANALYZE transactions;
