@@ -33,6 +33,15 @@ extension TestApp {
         try await importStatement(Array(text.utf8), query: query, contentType: contentType, headers: headers)
     }
 
+    /// A fresh app with the categories the statement tests book to: 1 Groceries, 2 Rent.
+    static func withStatementCategories(_ body: (TestApp) async throws -> Void) async throws {
+        try await TestApp.with { app in
+            let categories = #"[{"title":"Groceries","amount":400},{"title":"Rent","amount":1000}]"#
+            #expect(try await app.request("POST", "/categories", json: categories).status == 201)
+            try await body(app)
+        }
+    }
+
     /// Every transaction as (category, title, amount, date, note, importId), in id order, as PostgreSQL holds it;
     /// `category` says how a row names its category, e.g. `lower(c.title)`.
     func transactionRows(category: String = "t.category_id") async throws -> [[String]] {
@@ -46,17 +55,8 @@ extension TestApp {
 
 /// `POST /transactions/import` (docs/import.md) and the `importId` rules of every transaction write.
 @Suite struct StatementImportTests {
-    private static let categories = #"[{"title":"Groceries","amount":400},{"title":"Rent","amount":1000}]"#
-
-    private static func withCategories(_ body: (TestApp) async throws -> Void) async throws {
-        try await TestApp.with { app in
-            #expect(try await app.request("POST", "/categories", json: categories).status == 201)
-            try await body(app)
-        }
-    }
-
     @Test func overlappingStatementsCreateEachRowOnce() async throws {
-        try await Self.withCategories { app in
+        try await TestApp.withStatementCategories { app in
             let november = """
                 date,amount,title,category
                 2026-11-01,-12.50,Bakery,groceries
@@ -104,7 +104,7 @@ extension TestApp {
 
     /// `-1.234,56` is money out: 1234.56 spent; `2.500` is money in, a refund of 2500.00.
     @Test func aGermanBanksStatementImportsWithItsOwnFormat() async throws {
-        try await Self.withCategories { app in
+        try await TestApp.withStatementCategories { app in
             let statement = """
                 Buchungstag;Wertstellung;Verwendungszweck;Betrag;Waehrung
                 31.12.2026;02.01.2027;"Miete; Dezember";-1.234,56;EUR
@@ -123,7 +123,7 @@ extension TestApp {
     }
 
     @Test func aByteOrderMarkQuotedLineBreaksAndCRLFAreRead() async throws {
-        try await Self.withCategories { app in
+        try await TestApp.withStatementCategories { app in
             let text = "Date,AMOUNT,Title,Category,Note,importId\r\n"
                 + "2026-11-05,-1.00,\"Two\r\nlines, a comma and a \"\"quote\"\"\",Groceries,,bank-1\r\n"
                 + "2026-11-06,2.00,Plain,Rent,\"note\nhere\",bank-2\r\n"
@@ -137,7 +137,7 @@ extension TestApp {
     }
 
     @Test func aDryRunAnswersWithoutWriting() async throws {
-        try await Self.withCategories { app in
+        try await TestApp.withStatementCategories { app in
             _ = try await app.importStatement("date,amount,title,category\n2026-11-01,-1.00,Old,1\n")
             let statement = "date,amount,title,category\n2026-11-01,-1.00,Old,1\n2026-11-02,-2.00,New,1\n"
             let dryRun = try await app.importStatement(statement, query: "?dryRun=true")
@@ -153,7 +153,7 @@ extension TestApp {
     }
 
     @Test func anInvalidRowImportsNothingAndEveryBadCellIsNamed() async throws {
-        try await Self.withCategories { app in
+        try await TestApp.withStatementCategories { app in
             let statement = """
                 date,amount,title,category
                 2026-11-01,-1.00,Fine,1
@@ -185,7 +185,7 @@ extension TestApp {
         ("date,amount,title,category\n2026-11-01,1,A\u{0}B,1\n", 2, ""),
     ])
     func aMalformedStatementIs422NamingTheLine(statement: String, line: Int, column: String) async throws {
-        try await Self.withCategories { app in
+        try await TestApp.withStatementCategories { app in
             let response = try await app.importStatement(statement)
             #expect(response.status == 422, "\(response.text)")
             let first = (response.object["errors"] as? [[String: Any]])?.first
@@ -196,7 +196,7 @@ extension TestApp {
     }
 
     @Test func otherMediaTypesAndOversizedStatementsAreRefused() async throws {
-        try await Self.withCategories { app in
+        try await TestApp.withStatementCategories { app in
             let plain = try await app.importStatement("date,amount,title,category\n", contentType: "text/plain")
             #expect(plain.status == 415)
             let latin1 = try await app.importStatement("date,amount,title,category\n", contentType: "text/csv; charset=iso-8859-1")
@@ -225,7 +225,7 @@ extension TestApp {
     }
 
     @Test func aFormulaTitleImportsAsTextAndAnExportsQuoteIsDropped() async throws {
-        try await Self.withCategories { app in
+        try await TestApp.withStatementCategories { app in
             let statement = "date,amount,title,category,note\n2026-11-01,1,=SUM(A1),1,'-minus\n2026-11-02,1,'=HYPERLINK(x),1,'plain\n"
             let response = try await app.importStatement(statement)
             #expect(response.status == 201, "\(response.text)")
@@ -237,7 +237,7 @@ extension TestApp {
     }
 
     @Test func twoImportsOfOneFileRacingCreateEachRowOnce() async throws {
-        try await Self.withCategories { app in
+        try await TestApp.withStatementCategories { app in
             var statement = "date,amount,title,category\n"
             for index in 0..<6000 { statement += "2026-11-\(index % 28 + 1),-\(index % 90 + 1).00,Row \(index),Groceries\n" }
             let bytes = Array(statement.utf8)
@@ -255,7 +255,7 @@ extension TestApp {
     }
 
     @Test func aJSONStatementCountsItsItemsFromOne() async throws {
-        try await Self.withCategories { app in
+        try await TestApp.withStatementCategories { app in
             let body = #"[{"date":"2026-11-01","amount":"-4.00","title":"Tea","category":"rent"},{"date":"2026-11-01","amount":-4,"title":"Tea","categoryId":1,"importId":"own-1"}]"#
             let response = try await app.importStatement(body, contentType: "application/json")
             #expect(response.status == 201, "\(response.text)")
@@ -269,7 +269,7 @@ extension TestApp {
     }
 
     @Test func anImportTakesAnIdempotencyKey() async throws {
-        try await Self.withCategories { app in
+        try await TestApp.withStatementCategories { app in
             let statement = "date,amount,title,category\n2026-11-01,-1.00,Once,1\n"
             let key = [("Idempotency-Key", "import-\(UUID().uuidString)")]
             let first = try await app.importStatement(statement, headers: key)
@@ -362,7 +362,7 @@ extension TestApp {
     }
 
     @Test func unknownParametersAndBadOptionsAre400() async throws {
-        try await Self.withCategories { app in
+        try await TestApp.withStatementCategories { app in
             for query in ["?delimter=;", "?dateFormat=YYYY", "?decimal=;", "?category=abc", "?dryRun=yes", "?columns=date",
                           "?amounts=positive", "?amounts=bank&amounts=budget", "?columns=amount:Betrag,outflow:Soll"] {
                 let response = try await app.importStatement("date,amount,title,category\n", query: query)

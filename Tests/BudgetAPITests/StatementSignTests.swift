@@ -7,21 +7,12 @@ import APITestSupport
 /// is spending, outflow and inflow columns say the direction themselves, and `?amounts=budget` reads amounts
 /// as this API writes them.
 @Suite struct StatementSignTests {
-    private static let categories = #"[{"title":"Groceries","amount":400},{"title":"Rent","amount":1000}]"#
-
-    private static func withCategories(_ body: (TestApp) async throws -> Void) async throws {
-        try await TestApp.with { app in
-            #expect(try await app.request("POST", "/categories", json: categories).status == 201)
-            try await body(app)
-        }
-    }
-
     private static func spent(_ app: TestApp, category: Int) async throws -> Any? {
         try await app.request("GET", "/categories/\(category)").object["spent"]
     }
 
     @Test func moneyOutIsSpendingAndMoneyInARefund() async throws {
-        try await Self.withCategories { app in
+        try await TestApp.withStatementCategories { app in
             let statement = "date,amount,title,category\n2026-11-01,-42.30,Supermarket,Groceries\n2026-11-02,5.00,Bottle deposit,Groceries\n"
             let response = try await app.importStatement(statement)
             #expect(response.status == 201, "\(response.text)")
@@ -34,7 +25,7 @@ import APITestSupport
     }
 
     @Test func budgetAmountsAreReadAsThisAPIWritesThem() async throws {
-        try await Self.withCategories { app in
+        try await TestApp.withStatementCategories { app in
             let statement = "date,amount,title,category\n2026-11-01,42.30,Supermarket,Groceries\n2026-11-02,-5.00,Bottle deposit,Groceries\n"
             let response = try await app.importStatement(statement, query: "?amounts=budget")
             #expect(response.status == 201, "\(response.text)")
@@ -44,7 +35,7 @@ import APITestSupport
 
     /// A JSON statement's rows are transaction bodies: this API's sense unless `?amounts=bank` says otherwise.
     @Test func jsonRowsKeepTheAPIsSenseUnlessToldOtherwise() async throws {
-        try await Self.withCategories { app in
+        try await TestApp.withStatementCategories { app in
             let spending = #"[{"date":"2026-11-01","amount":"12.00","title":"Lunch","categoryId":1}]"#
             let first = try await app.importStatement(spending, contentType: "application/json")
             #expect(first.status == 201, "\(first.text)")
@@ -57,7 +48,7 @@ import APITestSupport
     }
 
     @Test func outflowAndInflowColumnsSayTheDirection() async throws {
-        try await Self.withCategories { app in
+        try await TestApp.withStatementCategories { app in
             // Found by their header names; a 0 in the column a row does not use counts as empty.
             let named = """
                 Date,Title,Outflow,Inflow,Category
@@ -93,7 +84,7 @@ import APITestSupport
     }
 
     @Test func aRowWithBothOrNeitherColumnFilledIs422NamingItsLine() async throws {
-        try await Self.withCategories { app in
+        try await TestApp.withStatementCategories { app in
             let statement = """
                 date,title,outflow,inflow,category
                 2026-11-01,Fine,1.00,,1
@@ -127,7 +118,7 @@ import APITestSupport
         let sectionEnd = guide.range(of: "\n## ", range: section.upperBound..<guide.endIndex)?.lowerBound ?? guide.endIndex
         let mend = try #require(guide[section.upperBound..<sectionEnd].components(separatedBy: "```sql\n").last?.components(separatedBy: "\n```").first)
         try #require(mend.contains("UPDATE transactions"))
-        try await Self.withCategories { app in
+        try await TestApp.withStatementCategories { app in
             let statement = "date,amount,title,category\n2026-11-01,-42.30,Supermarket,1\n2026-11-02,5.00,Refund,1\n"
             // What the import wrote before: the file's numbers as they stand, and the same derived ids.
             let old = try await app.importStatement(statement, query: "?amounts=budget")
