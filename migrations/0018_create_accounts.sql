@@ -78,8 +78,9 @@ COMMENT ON TRIGGER accounts_capture_truncate ON accounts IS 'Notes every account
 -- transactions: account, cleared, payee, transfer
 -- ---------------------------------------------------------------------------------------------------------
 
--- The account's foreign key is NO ACTION: an account with transactions is not deleted (409), it is closed.
--- The transfer's is deferred, so that a seed (or psql) can write the two sides of a transfer in either
+-- The account's foreign key cascades only for a ledger's deletion, which takes everything of the ledger:
+-- deleting an account that transactions name is refused before the cascade (accounts_keep_their_transactions
+-- below), as it is closed instead. The transfer's is deferred, so that a seed (or psql) can write the two sides of a transfer in either
 -- order within one transaction; deleting one side deletes the other.
 ALTER TABLE transactions
     ADD COLUMN account_id  bigint,
@@ -88,7 +89,7 @@ ALTER TABLE transactions
     ADD COLUMN transfer_id bigint,
     ALTER COLUMN category_id DROP NOT NULL,
     ADD CONSTRAINT transactions_account_id_fkey FOREIGN KEY (ledger_id, account_id)
-        REFERENCES accounts (ledger_id, id),
+        REFERENCES accounts (ledger_id, id) ON DELETE CASCADE,
     ADD CONSTRAINT transactions_transfer_id_fkey FOREIGN KEY (ledger_id, transfer_id)
         REFERENCES transactions (ledger_id, id) ON DELETE CASCADE DEFERRABLE INITIALLY DEFERRED,
     ADD CONSTRAINT transactions_account_or_category CHECK (account_id IS NOT NULL OR category_id IS NOT NULL);
@@ -169,6 +170,28 @@ CREATE TRIGGER transactions_lock_reconciled BEFORE UPDATE ON transactions
 COMMENT ON FUNCTION refuse_reconciled_change() IS 'Refuses a change to a reconciled transaction''s amount, date or account.';
 COMMENT ON TRIGGER transactions_lock_reconciled ON transactions IS
     'A reconciled transaction''s amount, date and account change only after its cleared state is set back.';
+
+-- An account with transactions is closed, not deleted: a DELETE run by a statement (trigger depth 0) is
+-- refused while transactions name the account. Deleting a ledger cascades to its accounts (depth 1), and
+-- their transactions go with them.
+CREATE FUNCTION refuse_deleting_used_account() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+    IF EXISTS (SELECT 1 FROM transactions WHERE ledger_id = OLD.ledger_id AND account_id = OLD.id) THEN
+        RAISE EXCEPTION 'account % has transactions: close it instead of deleting it', OLD.id
+            USING ERRCODE = 'foreign_key_violation', CONSTRAINT = 'accounts_keep_their_transactions';
+    END IF;
+    RETURN OLD;
+END;
+$$;
+
+CREATE TRIGGER accounts_keep_their_transactions BEFORE DELETE ON accounts
+    FOR EACH ROW WHEN (pg_trigger_depth() = 0)
+    EXECUTE FUNCTION refuse_deleting_used_account();
+
+COMMENT ON FUNCTION refuse_deleting_used_account() IS 'Refuses deleting an account that transactions still name.';
+COMMENT ON TRIGGER accounts_keep_their_transactions ON accounts IS
+    'An account with transactions is closed (closed = true), not deleted (docs/accounts.md).';
 
 -- ---------------------------------------------------------------------------------------------------------
 -- psql

@@ -35,7 +35,9 @@ public struct Limits: Sendable {
     /// Largest decoded body; larger → 413.
     public var maxBodyBytes: Int
     /// Paths whose requests may carry a larger body than `maxBodyBytes`, with their own limit, e.g. an upload
-    /// route; matched exactly against the request target's decoded path.
+    /// route; matched against the end of the request target's decoded path, so that the same route under a
+    /// prefix (`/ledgers/7/…`) or an owner (`/accounts/3/…`) keeps its limit. Keys start with `/`, so a match
+    /// ends on a segment boundary.
     public var maxBodyBytesByPath: [String: Int] = [:]
     /// From a request's first byte until it is complete; slower → 408 and close.
     public var requestTimeout: Duration
@@ -65,6 +67,8 @@ public struct Limits: Sendable {
 
     /// The largest body a request to `path` may carry.
     public func maxBodyBytes(forPath path: String) -> Int {
-        maxBodyBytesByPath[path] ?? maxBodyBytes
+        if let limit = maxBodyBytesByPath[path] { return limit }
+        for (suffix, limit) in maxBodyBytesByPath where path.hasSuffix(suffix) { return limit }
+        return maxBodyBytes
     }
 }

@@ -30,7 +30,7 @@ struct BudgetFields: Sendable {
             readOnly.insert("id")
         }
         reader.rejectUnknown(known: known, ignored: readOnly)
-        if mode == .complete {
+        if mode.isComplete {
             if categoryIDFromPath == nil { reader.require("categoryId") }
             if monthFromPath == nil { reader.require("month") }
             reader.require("amount")

@@ -17,7 +17,7 @@ struct CategoryFields: Sendable {
     init(_ members: JSONObject, mode: WriteMode, fieldPrefix: String = "") throws {
         var reader = FieldReader(members, prefix: fieldPrefix)
         reader.rejectUnknown(known: Self.known, ignored: Self.readOnly)
-        if mode == .complete {
+        if mode.isComplete {
             reader.require("title")
             reader.require("amount")
         }

@@ -33,44 +33,25 @@ extension CategoryChild {
     }
 }
 
-/// `/categories/:id/<children>`: one category's records of a `CategoryChild`, through the query language, and
-/// creating them under it (docs/api.md); a category that does not exist is a 404 of the path.
+/// `/categories/:id/<children>`: one category's records of a `CategoryChild` (`OwnedRecordRoutes`).
 struct CategoryChildRoutes<Child: CategoryChild>: Sendable {
     let clock: CivilClock
 
+    /// The category of a nested path, whose id is the children's `category_id`.
+    static var owner: RecordOwner {
+        RecordOwner(
+            collection: Categories.collection, recordName: Categories.recordName, column: "category_id",
+            exists: { id, ledger in CategoryQueries.exists(id: id, in: ledger) })
+    }
+
     func register(in router: inout Router<Database>) {
-        let path = "/categories/:id/\(Child.collection)"
-        router.get(path) { request, database in try await list(request, database: database) }
-        router.post(path) { request, database in try await create(request, database: database) }
+        OwnedRecordRoutes<Child>(owner: Self.owner, clock: clock) { members, categoryID, prefix in
+            try Child.fields(from: members, categoryIDFromPath: categoryID, fieldPrefix: prefix)
+        }.register(in: &router)
     }
 
-    func list(_ request: Request, database: Database) async throws -> Response {
-        let categoryID = try recordID(request)
-        let list = try Child.listAnswer(
-            for: request, context: RecordContext(clock: clock, ledger: database.ledger), maxRows: database.streams.maxRows)
-        return try await database.list(
-            list.answer, from: list.source,
-            scope: "\(unsafeSQL: Child.alias).category_id = \(categoryID)",
-            owner: ListOwner(exists: CategoryQueries.exists(id: categoryID, in: database.ledger), missing: APIError.notFound(resource: Categories.recordName, id: categoryID)))
-    }
-
-    /// The path names the category, so the body need not.
-    func create(_ request: Request, database: Database) async throws -> Response {
-        let categoryID = try recordID(request)
-        return try await Self.missingCategoryIsNotFound(categoryID) {
-            try await RecordRoutes<Child>(clock: clock).create(request, database: database) { members, prefix in
-                try Child.fields(from: members, categoryIDFromPath: categoryID, fieldPrefix: prefix)
-            }
-        }
-    }
-
-    /// Runs a write that names the path's category; its foreign key (`<table>_category_id_fkey`, as the
-    /// migrations name it) failing means the path's category does not exist.
+    /// Runs a write that names the path's category; its foreign key failing means the category does not exist.
     static func missingCategoryIsNotFound(_ categoryID: Int64, _ write: () async throws -> Response) async throws -> Response {
-        do {
-            return try await write()
-        } catch let error as PostgresError where error.constraint == "\(Child.collection)_category_id_fkey" {
-            throw APIError.notFound(resource: Categories.recordName, id: categoryID)
-        }
+        try await OwnedRecordRoutes<Child>.missingOwnerIsNotFound(owner, categoryID, write)
     }
 }

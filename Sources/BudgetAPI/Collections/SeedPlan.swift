@@ -114,7 +114,7 @@ struct SeedPlan {
             let updatedAt = timestamp(members, "updatedAt", path: recordPath)
             let version = self.version(members, path: recordPath)
             do {
-                let fields = try Resource.fields(from: members, mode: .complete, fieldPrefix: "")
+                let fields = try Resource.fields(from: members, mode: .seed, fieldPrefix: "")
                 let record = SeedRecord(fields: fields, createdAt: createdAt, updatedAt: updatedAt, version: version)
                 records.append((Resource.seedInsert(record, context: context), recordPath))
             } catch APIError.invalidFields(let errors) {

@@ -30,7 +30,7 @@ extension APIError {
         case (SQLState.uniqueViolation, "categories_title_unique"):
             self = .conflict(field: "title", detail: "a category with this title already exists (titles are compared ignoring case)")
         case (SQLState.uniqueViolation, "categories_pkey"), (SQLState.uniqueViolation, "transactions_pkey"),
-             (SQLState.uniqueViolation, "budgets_pkey"):
+             (SQLState.uniqueViolation, "budgets_pkey"), (SQLState.uniqueViolation, "accounts_pkey"):
             self = .conflict(field: "id", detail: "this id is already taken")
         case (SQLState.uniqueViolation, "transactions_import_id_unique"):
             // A write that raced another for the same key: the check before each write (TakenKey) names the
@@ -56,6 +56,22 @@ extension APIError {
         case (SQLState.foreignKeyViolation, "transactions_category_id_fkey"),
              (SQLState.foreignKeyViolation, "budgets_category_id_fkey"):
             self = .invalidFields([.init(field: "categoryId", message: "no category has this id")])
+        // Accounts (migrations/0018, docs/accounts.md).
+        case (SQLState.uniqueViolation, "accounts_name_unique"):
+            self = .conflict(field: "name", detail: "an account with this name already exists (names are compared ignoring case)")
+        case (SQLState.foreignKeyViolation, "accounts_keep_their_transactions"):
+            self = .conflict(field: "id", detail: "this account has transactions; close it (closed: true) instead of deleting it")
+        case (SQLState.foreignKeyViolation, "transactions_account_id_fkey"):
+            self = .invalidFields([.init(field: "accountId", message: "no account has this id")])
+        case (SQLState.foreignKeyViolation, "transactions_transfer_id_fkey"):
+            // Only a seed writes transferId: the other side of the transfer is not in it.
+            self = .invalidFields([.init(field: "transferId", message: "no transaction has this id")])
+        case (SQLState.checkViolation, "transactions_account_or_category"):
+            self = .invalidFields([.init(field: "categoryId", message: "is required unless the transaction has an accountId")])
+        case (SQLState.checkViolation, "transactions_reconciled_locked"):
+            self = .conflict(
+                field: "amount",
+                detail: "the transaction is reconciled: its amount, date and accountId are locked until its cleared is set back to cleared")
         case (SQLState.invalidRegularExpression, _):
             // An invalid `_like` (or `:like`) pattern is the client's mistake, a 400, not json-server's 500
             // (docs/json-server.md).

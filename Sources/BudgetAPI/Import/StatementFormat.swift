@@ -5,9 +5,9 @@ import JSONText
 /// the columns have, the delimiter, and how dates and amounts are written.
 struct StatementFormat: Sendable, Equatable {
     /// The members a statement's columns can fill, by the name an exported file's header gives them.
-    static let memberNames = ["date", "amount", "outflow", "inflow", "title", "category", "note", "importId"]
-    /// The columns a statement must have; `category` too unless `?category=` names one for every row, and
-    /// either `amount` or both `outflow` and `inflow`.
+    static let memberNames = ["date", "amount", "outflow", "inflow", "title", "category", "note", "payee", "importId"]
+    /// The columns a statement must have; `category` too unless `?category=` names one for every row or the
+    /// statement is an account's, and either `amount` or both `outflow` and `inflow`.
     static let requiredMembers = ["date", "title"]
     /// The two columns some banks write in place of one signed amount, both positive (docs/import.md).
     static let flowMembers = ["outflow", "inflow"]
@@ -28,6 +28,9 @@ struct StatementFormat: Sendable, Equatable {
     var decimalSeparator: UInt8 = UInt8(ascii: ".")
     /// `?category=`: every row's category, in place of a column.
     var categoryID: Int64?
+    /// The account the statement is of (`?accountId=`, or the path of `/accounts/:id/transactions/import`):
+    /// its rows go into it, cleared, and may have no category (docs/accounts.md).
+    var accountID: Int64?
     var isDryRun = false
     /// `?amounts=`; nil when not given: a CSV statement is then read in the bank's sense, a JSON one, whose rows
     /// are transaction bodies, in the API's (`sense(isCSV:)`).
@@ -36,7 +39,7 @@ struct StatementFormat: Sendable, Equatable {
     private var namesFlowColumns = false
 
     /// The parameters this route reads; any other is refused, as a misspelt one would silently change nothing.
-    static let parameterNames: Set<String> = ["columns", "delimiter", "dateFormat", "decimal", "category", "dryRun", "amounts"]
+    static let parameterNames: Set<String> = ["columns", "delimiter", "dateFormat", "decimal", "category", "accountId", "dryRun", "amounts"]
 
     init(query: [(name: String, value: String)]) throws {
         headerNames = Dictionary(uniqueKeysWithValues: Self.memberNames.map { ($0, $0.lowercased()) })
@@ -65,6 +68,9 @@ struct StatementFormat: Sendable, Equatable {
             case "category":
                 guard let id = Int64(value), id > 0 else { throw APIError.invalidParameter(name, "must be a category id") }
                 categoryID = id
+            case "accountId":
+                guard let id = Int64(value), id > 0 else { throw APIError.invalidParameter(name, "must be an account id") }
+                accountID = id
             case "dryRun":
                 guard value == "true" || value == "false" else { throw APIError.invalidParameter(name, "must be true or false") }
                 isDryRun = value == "true"
@@ -116,7 +122,7 @@ struct StatementFormat: Sendable, Equatable {
         let ignored = readsFlows ? ["amount"] : Self.flowMembers
         columns = columns.filter { !ignored.contains($0.value) }
         var missing = Self.requiredMembers + (readsFlows ? Self.flowMembers : ["amount"])
-        if categoryID == nil { missing.append("category") }
+        if categoryID == nil, accountID == nil { missing.append("category") }
         missing.removeAll { member in columns.values.contains(member) }
         guard missing.isEmpty else {
             var errors = StatementErrors()

@@ -10,18 +10,50 @@ struct StatementImport: Sendable {
     static let maxBodyBytes = 16 * 1024 * 1024
     static let csv = "text/csv"
 
+    /// An account's statement: the same import, its rows in the path's account (docs/accounts.md).
+    static let accountPath = "/accounts/:id/transactions/import"
+
     func register(in router: inout Router<Database>) {
         router.post(Self.path) { request, database in try await respond(to: request, database: database) }
+        router.post(Self.accountPath) { request, database in
+            let accountID = try recordID(request)
+            var format = try StatementFormat(query: request.query)
+            if let named = format.accountID, named != accountID {
+                throw APIError.invalidParameter("accountId", "must be the account in the path (\(accountID)) when given")
+            }
+            format.accountID = accountID
+            return try await respond(to: request, format: format, database: database) {
+                throw APIError.notFound(resource: Accounts.recordName, id: accountID)
+            }
+        }
     }
 
     func respond(to request: Request, database: Database) async throws -> Response {
-        let rows = try Self.rows(of: request, format: try StatementFormat(query: request.query))
+        try await respond(to: request, format: try StatementFormat(query: request.query), database: database) {
+            throw APIError.invalidFields([.init(field: "accountId", message: "no account has this id")])
+        }
+    }
+
+    /// Imports the statement; `missingAccount` throws what a missing account is on this route (the path's 404,
+    /// the parameter's 422), checked before anything is read so that a dry run answers it too.
+    private func respond(
+        to request: Request, format: StatementFormat, database: Database, missingAccount: () throws -> Void
+    ) async throws -> Response {
+        let rows = try Self.rows(of: request, format: format)
         // First pass: every row valid, and the categories they name.
         var categories = CategoryReferences()
-        let errors = rows.forEachRow { row in categories.insert(row.category) }
+        var count = 0
+        let errors = rows.forEachRow { row in
+            count += 1
+            if let category = row.category { categories.insert(category) }
+        }
         guard errors.isEmpty else { throw errors }
-        guard !categories.isEmpty else { return ImportOutcome(isDryRun: rows.format.isDryRun).response }
-        let resolved = try await CategoryNames.resolve(categories, database: database)
+        if let accountID = format.accountID,
+           try await !database.query("SELECT \(AccountQueries.exists(id: accountID, in: database.ledger))")[0].decode(Bool.self, at: 0) {
+            try missingAccount()
+        }
+        guard count > 0 else { return ImportOutcome(isDryRun: rows.format.isDryRun).response }
+        let resolved = categories.isEmpty ? ResolvedCategories(ids: []) : try await CategoryNames.resolve(categories, database: database)
         if resolved.missing > 0 { throw Self.missingCategories(rows, resolved) }
         let named = categories
         // Second pass: the rows in batches, written in one transaction (a dry run only asks which exist).
@@ -30,13 +62,14 @@ struct StatementImport: Sendable {
             var batch = ImportBatch()
             let run = { (batch: ImportBatch, outcome: inout ImportOutcome) throws in
                 if outcome.isDryRun {
-                    try outcome.add(batch, existing: connection.query(ImportQueries.existing(batch.importIDs, in: database.ledger)))
+                    try outcome.add(batch, existing: connection.query(
+                        ImportQueries.existing(batch.importIDs, account: format.accountID, in: database.ledger)))
                 } else {
-                    try outcome.add(batch, inserted: connection.query(ImportQueries.insert(batch, in: database.ledger)))
+                    try outcome.add(batch, inserted: connection.query(ImportQueries.insert(batch, account: format.accountID, in: database.ledger)))
                 }
             }
             _ = try rows.forEachRow { row in
-                batch.append(row, categoryID: resolved.ids[named.index(of: row.category)]!)
+                batch.append(row, categoryID: row.category.map { resolved.ids[named.index(of: $0)]! })
                 if batch.count == ImportBatch.capacity {
                     try run(batch, &outcome)
                     batch = ImportBatch()
@@ -53,9 +86,10 @@ struct StatementImport: Sendable {
         var errors = StatementErrors()
         var categories = CategoryReferences()
         _ = rows.forEachRow { row in
-            let index = categories.insert(row.category)
+            guard let category = row.category else { return }
+            let index = categories.insert(category)
             guard resolved.ids[index] == nil else { return }
-            let message = switch row.category {
+            let message = switch category {
             case .id(let id): "no category has the id \(id)"
             case .name(let name): "no category has the id or title \(name.debugDescription)"
             }
@@ -167,17 +201,19 @@ struct ImportBatch: Sendable {
     private(set) var amounts = PostgresArrayLiteral()
     private(set) var days = PostgresArrayLiteral()
     private(set) var notes = PostgresArrayLiteral()
+    private(set) var payees = PostgresArrayLiteral()
     private(set) var importIDLiteral = PostgresArrayLiteral()
     /// The rows' import ids in order, which the outcome pairs with what the INSERT answers.
     private(set) var importIDs: [String] = []
 
-    mutating func append(_ row: StatementRows.Row, categoryID: Int64) {
+    mutating func append(_ row: StatementRows.Row, categoryID: Int64?) {
         count += 1
-        categoryIDs.append(String(categoryID))
+        if let categoryID { categoryIDs.append(String(categoryID)) } else { categoryIDs.appendNull() }
         titles.append(row.title)
         amounts.append(row.amount.description)
         days.append(row.day)
         if let note = row.note { notes.append(note) } else { notes.appendNull() }
+        if let payee = row.payee { payees.append(payee) } else { payees.appendNull() }
         importIDLiteral.append(row.importID)
         importIDs.append(row.importID)
     }
@@ -239,28 +275,36 @@ enum CategoryNames {
     }
 }
 
-/// The SQL of an import; `transactions_import_id_unique` (migrations/0015) is what makes a row a duplicate.
+/// The SQL of an import; `transactions_import_id_unique` (migrations/0018: per account) is what makes a row a
+/// duplicate.
 enum ImportQueries {
     /// Inserts a batch of rows, skipping those whose import id is taken: by a transaction already there, one a
     /// concurrent import is writing (the insert waits for it), or an earlier row of the same file; answers
     /// (id, import_id) of the rows it created. `unnest` yields the rows in the file's order, and the insert
     /// takes them (and their ids) in that order; no sort is asked for. An import's batches run in one
-    /// transaction, so the file is written whole or not at all.
-    static func insert(_ batch: ImportBatch, in ledger: LedgerID) -> Query {
-        """
-        INSERT INTO transactions (ledger_id, category_id, title, amount, date, note, import_id)
-        SELECT \(ledger), category_id, title, amount, date, note, import_id
-        FROM unnest(\(batch.categoryIDs)::bigint[], \(batch.titles)::text[], \(batch.amounts)::numeric[], \(batch.days)::date[],
-                    \(batch.notes)::text[], \(batch.importIDLiteral)::text[])
-             AS row (category_id, title, amount, date, note, import_id)
-        ON CONFLICT (ledger_id, import_id) WHERE import_id IS NOT NULL DO NOTHING
-        RETURNING id, import_id
-        """
+    /// transaction, so the file is written whole or not at all. An account's rows are cleared: the bank has
+    /// them (docs/accounts.md).
+    static func insert(_ batch: ImportBatch, account: Int64?, in ledger: LedgerID) -> Query {
+        let cleared = account == nil ? "uncleared" : "cleared"
+        return """
+            INSERT INTO transactions (ledger_id, account_id, cleared, category_id, title, amount, date, note, payee, import_id)
+            SELECT \(ledger), \(account)::bigint, \(cleared), category_id, title, amount, date, note, payee, import_id
+            FROM unnest(\(batch.categoryIDs)::bigint[], \(batch.titles)::text[], \(batch.amounts)::numeric[], \(batch.days)::date[],
+                        \(batch.notes)::text[], \(batch.payees)::text[], \(batch.importIDLiteral)::text[])
+                 AS row (category_id, title, amount, date, note, payee, import_id)
+            ON CONFLICT (ledger_id, account_id, import_id) WHERE import_id IS NOT NULL DO NOTHING
+            RETURNING id, import_id
+            """
     }
 
-    /// The import ids among `importIDs` that a transaction of the ledger holds already (a dry run's duplicates).
-    static func existing(_ importIDs: [String], in ledger: LedgerID) -> Query {
-        "SELECT t.import_id FROM transactions t WHERE \(Transactions.inLedger(ledger)) AND t.import_id = ANY(\(importIDs)::text[])"
+    /// The import ids among `importIDs` that a transaction of the ledger (in `account`, or in none) holds
+    /// already: a dry run's duplicates.
+    static func existing(_ importIDs: [String], account: Int64?, in ledger: LedgerID) -> Query {
+        let inAccount: Query = account.map { "t.account_id = \($0)" } ?? "t.account_id IS NULL"
+        return """
+            SELECT t.import_id FROM transactions t
+            WHERE \(Transactions.inLedger(ledger)) AND \(inAccount) AND t.import_id = ANY(\(importIDs)::text[])
+            """
     }
 
     /// The categories with one of `ids` (name NULL), and those whose title equals one of `names` ignoring

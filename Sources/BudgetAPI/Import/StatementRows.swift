@@ -16,12 +16,14 @@ struct StatementRows: Sendable {
     /// One valid row, its import id given or derived.
     struct Row {
         var line: Int
-        var category: CategoryReference
+        /// Nil only in an account's statement: the row is then income or uncategorised by its sign.
+        var category: CategoryReference?
         var title: String
         /// In this API's sense, whatever the statement's: positive is money spent.
         var amount: Money
         var day: String
         var note: String?
+        var payee: String?
         var importID: String
     }
 
@@ -211,7 +213,7 @@ private struct Reading {
             // Matched against titles, so the spaces a spreadsheet leaves around a cell do not count.
             let name = cell.trimmed
             return .success(name.isEmpty ? nil : .string(name))
-        case "note", "importId":
+        case "note", "payee", "importId":
             return .success(cell.isEmpty ? nil : .string(cell))
         default:
             return .success(.string(cell))
@@ -246,7 +248,11 @@ private struct Reading {
             if !reported.contains("date") { errors.add(line: line, column: "date", "is required") }
             return
         }
-        guard let category, let title = fields.title, let written = fields.amount, errors.isEmpty else { return }
+        if fields.accountID != nil, !reported.contains("accountId") {
+            // A statement is one account's: rows name none of their own.
+            errors.add(line: line, column: "accountId", "is the statement's, not a row's: /accounts/{id}/transactions/import or ?accountId= names it")
+        }
+        guard category != nil || format.accountID != nil, let title = fields.title, let written = fields.amount, errors.isEmpty else { return }
         let importID: String
         if case .some(.some(let given)) = fields.importID {
             importID = given
@@ -260,7 +266,9 @@ private struct Reading {
         }
         let amount = sense == .bank ? -written : written
         let note: String? = if case .some(.some(let text)) = fields.note { text } else { nil }
-        try body(StatementRows.Row(line: line, category: category, title: title, amount: amount, day: day, note: note, importID: importID))
+        let payee: String? = if case .some(.some(let text)) = fields.payee { text } else { nil }
+        try body(StatementRows.Row(
+            line: line, category: category, title: title, amount: amount, day: day, note: note, payee: payee, importID: importID))
     }
 
     private mutating func categoryReference(_ members: JSONObject, line: Int) -> StatementRows.CategoryReference? {
@@ -270,6 +278,8 @@ private struct Reading {
         case (nil, .string(let text)?), (nil, .number(let text)?):
             return .name(text)
         case (nil, nil):
+            // An account's statement may leave a row's category empty: money in is income, money out uncategorised.
+            if format.accountID != nil { return nil }
             errors.add(line: line, column: "category", "is required: a category's id or title (or ?category= for every row)")
             return nil
         default:

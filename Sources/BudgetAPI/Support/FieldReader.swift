@@ -1,4 +1,5 @@
 import HTTPServer
+import Postgres
 
 /// Reads the members of a JSON object body, collecting every invalid field instead of stopping at the first.
 ///
@@ -118,5 +119,31 @@ struct FieldReader {
             return nil
         }
         return month
+    }
+
+    /// A string that must be one of `values` (a closed list such as an account's `type`).
+    mutating func oneOf(_ name: String, _ values: [String]) -> String? {
+        guard let value = members[name] else { return nil }
+        guard case .string(let text) = value, values.contains(text) else {
+            fail(name, "must be one of \(values.joined(separator: ", "))")
+            return nil
+        }
+        return text
+    }
+
+    /// A member that JSON `null` clears: absent (`.none`), cleared (`.some(nil)`) or set, as `read` reads it.
+    mutating func nullable<Value>(_ name: String, _ read: (inout FieldReader) -> Value?) -> Value?? {
+        if isNull(name) { return .some(nil) }
+        return read(&self).map { .some($0) }
+    }
+
+    /// A time written as RFC 3339, e.g. `2026-11-21T08:00:00Z`.
+    mutating func timestamp(_ name: String) -> Timestamp? {
+        guard let value = members[name] else { return nil }
+        guard case .string(let text) = value, let time = Timestamp(text) else {
+            fail(name, "must be a time such as 2026-11-21T08:00:00Z")
+            return nil
+        }
+        return time
     }
 }

@@ -152,7 +152,7 @@ struct RecordContext: Sendable {
 /// The order matters: a seed loads the resources in it (an owner before the records that point at it), a
 /// wipe deletes them in reverse, and export, the feed's columns and the home page follow it.
 enum TypedResources {
-    static let all: [any TypedResource.Type] = [Categories.self, Transactions.self, Budgets.self]
+    static let all: [any TypedResource.Type] = [Categories.self, Accounts.self, Transactions.self, Budgets.self]
 
     /// The collection names, in order.
     static let names: [String] = all.map { $0.collection }
@@ -202,14 +202,6 @@ struct SeedRecord<Fields: Sendable>: Sendable {
     var createdAt: Timestamp?
     var updatedAt: Timestamp?
     var version: Int32?
-}
-
-/// How much of a record a write body must carry.
-enum WriteMode: Sendable {
-    /// POST and PUT: the whole record, so every required field must be present.
-    case complete
-    /// PATCH: only the fields present change (RFC 7396 merge, shallow).
-    case partial
 }
 
 /// What a write query answers: the record's id, whether it was created, and its JSON.

@@ -4,7 +4,8 @@ import Postgres
 /// The writable fields of a transaction as a request gave them; nil means the request left the field out.
 struct TransactionFields: Sendable {
     var id: Int64?
-    var categoryID: Int64?
+    /// Absent, cleared (a transaction in an account may have no category: docs/accounts.md) or set.
+    var categoryID: Int64??
     var title: String?
     var amount: Money?
     /// `YYYY-MM-DD`; absent means today in the server's time zone on create and replace.
@@ -13,43 +14,54 @@ struct TransactionFields: Sendable {
     var note: String??
     /// The row's key in the bank statement it came from (docs/import.md): absent, cleared or set, as `note`.
     var importID: String??
+    /// The account the money moved in (docs/accounts.md): absent, cleared or set.
+    var accountID: Int64??
+    /// `uncleared`, `cleared` or `reconciled`; absent means `uncleared` on create.
+    var cleared: String?
+    /// Who was paid or who paid: absent, cleared or set.
+    var payee: String??
+    /// Only from a seed (`WriteMode.seed`): the other side of a transfer, which the server keeps.
+    var transferID: Int64?
 
     static let known = TransactionRecord.shape.writableNames
     /// Server-kept fields that clients may send back, and `_expand`'s; writes ignore them.
     static let readOnly = TransactionRecord.shape.readOnlyNames.union(["category"])
+    static let clearedStates = ["uncleared", "cleared", "reconciled"]
 
     /// Validates one JSON object, reporting every invalid field at once (422).
     ///
-    /// `categoryIDFromPath` is the category of a nested route (`POST /categories/:id/transactions`): it wins
-    /// over the body, so the body need not repeat it.
+    /// `categoryIDFromPath` and `accountIDFromPath` are the owner of a nested route (`POST
+    /// /categories/:id/transactions`, `POST /accounts/:id/transactions`): the path wins over the body, so
+    /// the body need not repeat it.
     init(
         _ members: JSONObject,
         mode: WriteMode,
         categoryIDFromPath: Int64? = nil,
+        accountIDFromPath: Int64? = nil,
         fieldPrefix: String = ""
     ) throws {
         var reader = FieldReader(members, prefix: fieldPrefix)
         reader.rejectUnknown(known: Self.known, ignored: Self.readOnly)
-        if mode == .complete {
-            if categoryIDFromPath == nil { reader.require("categoryId") }
+        if mode.isComplete {
+            // Without an account a transaction counts in its category alone, so it needs one (docs/accounts.md).
+            if !reader.has("categoryId"), categoryIDFromPath == nil, accountIDFromPath == nil,
+               !reader.has("accountId") || reader.isNull("accountId") {
+                reader.fail("categoryId", "is required unless the transaction has an accountId")
+            }
             reader.require("title")
             reader.require("amount")
         }
         id = reader.id("id")
-        categoryID = categoryIDFromPath ?? reader.id("categoryId")
+        categoryID = categoryIDFromPath.map { .some($0) } ?? reader.nullable("categoryId") { $0.id("categoryId") }
         title = reader.string("title", length: 1...200)
         amount = reader.money("amount")
         date = reader.day("date")
-        if reader.isNull("note") {
-            note = .some(nil)
-        } else if let text = reader.string("note", length: 0...2000) {
-            note = .some(text)
-        }
-        if reader.isNull("importId") {
-            importID = .some(nil)
-        } else if let text = reader.string("importId", length: 1...100) {
-            importID = .some(text)
-        }
+        note = reader.nullable("note") { $0.string("note", length: 0...2000) }
+        importID = reader.nullable("importId") { $0.string("importId", length: 1...100) }
+        accountID = accountIDFromPath.map { .some($0) } ?? reader.nullable("accountId") { $0.id("accountId") }
+        cleared = reader.oneOf("cleared", Self.clearedStates)
+        payee = reader.nullable("payee") { $0.string("payee", length: 1...200) }
+        if mode == .seed, !reader.isNull("transferId") { transferID = reader.id("transferId") }
         guard reader.errors.isEmpty else { throw APIError.invalidFields(reader.errors) }
     }
 }
@@ -69,6 +81,10 @@ enum TransactionRecord {
         RecordField("date", "t.date", .date, .stored),
         RecordField("note", "t.note", .text, .stored, isSearchable: true),
         RecordField("importId", "t.import_id", .text, .stored),
+        RecordField("accountId", "t.account_id", .integer, .stored),
+        RecordField("cleared", "t.cleared", .text, .stored),
+        RecordField("payee", "t.payee", .text, .stored, isSearchable: true),
+        RecordField("transferId", "t.transfer_id", .integer, .kept),
         RecordField("createdAt", "t.created_at", .timestamp, .kept),
         RecordField("updatedAt", "t.updated_at", .timestamp, .kept),
         RecordField("version", "t.version", .integer, .kept),

@@ -43,11 +43,19 @@ struct Transactions: CategoryChild {
 
     static func takenKey(_ fields: TransactionFields, excluding id: Int64?, in ledger: LedgerID) -> TakenKey? {
         guard case .some(.some(let importID)) = fields.importID else { return nil }
+        // Import ids are unique per account (migrations/0018): the holder is in the account the write leaves
+        // the record in, which a write that does not name one keeps.
+        let account: Query = switch (fields.accountID, id) {
+        case (.some(let accountID), _): "\(accountID)::bigint"
+        case (nil, let id?): "(SELECT s.account_id FROM transactions s WHERE s.ledger_id = \(ledger) AND s.id = \(id))"
+        case (nil, nil): "NULL::bigint"
+        }
         return TakenKey(
             field: "importId", detail: TransactionRecord.importIDTaken,
             holder: """
                 SELECT t.id FROM transactions t
-                WHERE \(inLedger(ledger)) AND t.import_id = \(importID) AND t.id IS DISTINCT FROM \(id)::bigint
+                WHERE \(inLedger(ledger)) AND t.import_id = \(importID) AND t.account_id IS NOT DISTINCT FROM \(account)
+                  AND t.id IS DISTINCT FROM \(id)::bigint
                 """,
             collection: collection)
     }

@@ -1,0 +1,59 @@
+import HTTPServer
+import Postgres
+
+/// The record that owns others through one of their columns, as a category owns its transactions and an
+/// account its own: the path `/<collection>/:id/<children>` lists and creates the children of one owner.
+struct RecordOwner: Sendable {
+    /// The owner's collection, e.g. `categories`.
+    let collection: String
+    /// Its record's name in messages, e.g. `category`.
+    let recordName: String
+    /// The children's column naming the owner, e.g. `category_id`: the nested list's scope, and the foreign
+    /// key `<children>_<column>_fkey` (as the migrations name it) that a create under a missing owner fails.
+    let column: String
+    /// Whether the ledger has the owner with this id, as a boolean expression.
+    let exists: @Sendable (_ id: Int64, _ ledger: LedgerID) -> Query
+}
+
+/// `/<owner>/:id/<children>`: one owner's records, through the query language, and creating them under it
+/// (docs/api.md); an owner that does not exist is a 404 of the path.
+struct OwnedRecordRoutes<Child: TypedResource>: Sendable {
+    let owner: RecordOwner
+    let clock: CivilClock
+    /// Validates a body posted under the path, whose owner the path names (so the body need not).
+    let fields: @Sendable (_ members: JSONObject, _ ownerID: Int64, _ fieldPrefix: String) throws -> Child.Fields
+
+    func register(in router: inout Router<Database>) {
+        let path = "/\(owner.collection)/:id/\(Child.collection)"
+        router.get(path) { request, database in try await list(request, database: database) }
+        router.post(path) { request, database in try await create(request, database: database) }
+    }
+
+    func list(_ request: Request, database: Database) async throws -> Response {
+        let ownerID = try recordID(request)
+        let list = try Child.listAnswer(
+            for: request, context: RecordContext(clock: clock, ledger: database.ledger), maxRows: database.streams.maxRows)
+        return try await database.list(
+            list.answer, from: list.source,
+            scope: "\(unsafeSQL: Child.alias).\(unsafeSQL: owner.column) = \(ownerID)",
+            owner: ListOwner(exists: owner.exists(ownerID, database.ledger), missing: APIError.notFound(resource: owner.recordName, id: ownerID)))
+    }
+
+    func create(_ request: Request, database: Database) async throws -> Response {
+        let ownerID = try recordID(request)
+        return try await Self.missingOwnerIsNotFound(owner, ownerID) {
+            try await RecordRoutes<Child>(clock: clock).create(request, database: database) { members, prefix in
+                try fields(members, ownerID, prefix)
+            }
+        }
+    }
+
+    /// Runs a write that names the path's owner; its foreign key failing means the path's owner does not exist.
+    static func missingOwnerIsNotFound(_ owner: RecordOwner, _ ownerID: Int64, _ write: () async throws -> Response) async throws -> Response {
+        do {
+            return try await write()
+        } catch let error as PostgresError where error.constraint == "\(Child.collection)_\(owner.column)_fkey" {
+            throw APIError.notFound(resource: owner.recordName, id: ownerID)
+        }
+    }
+}
