@@ -33,7 +33,7 @@ import APITestSupport
     static let reservedProbes = [
         "db": "/db", "health": "/health", "ready": "/ready", "metrics": "/metrics", "changes": "/changes",
         "batch": "/batch", "months": "/months/2026-11", "reports": "/reports/spending?from=2026-11&to=2026-11",
-        "ledgers": "/ledgers", "auth": "/auth/me",
+        "ledgers": "/ledgers", "auth": "/auth/me", "transfers": "/transfers",
     ]
 
     /// A reserved name is answered by a route of its own, never by the generic collections' 404; a typed

@@ -4,7 +4,7 @@
 /// and the nested route `/posts/1/comments` both need the singular of `posts` (docs/json-server.md).
 enum CollectionNames {
     /// Top-level paths the server itself answers; a seed or `PUT /db` may not define them.
-    static let reserved: Set<String> = ["db", "health", "ready", "metrics", "changes", "batch", "months", "reports", "ledgers", "auth"]
+    static let reserved: Set<String> = ["db", "health", "ready", "metrics", "changes", "batch", "months", "reports", "ledgers", "auth", "transfers"]
 
     /// Whether `name` fits the `collections_name_format` constraint of migrations/0005.
     static func isWellFormed(_ name: String) -> Bool {
