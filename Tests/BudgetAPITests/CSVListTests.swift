@@ -71,7 +71,7 @@ import APITestSupport
         response.headers.contains { $0.name.lowercased() == "vary" && $0.value.split(separator: ",").contains { $0.trimmingCharacters(in: .whitespaces) == "Accept" } }
     }
 
-    static let transactionColumns = ["id", "categoryId", "category", "title", "amount", "date", "note", "importId", "createdAt", "updatedAt", "version"]
+    static let transactionColumns = ["id", "categoryId", "category", "title", "amount", "date", "note", "importId", "accountId", "cleared", "payee", "transferId", "createdAt", "updatedAt", "version"]
 
     @Test func csvListsAnswerTheRecordsAndHeadersOfTheirJSON() async throws {
         try await TestApp.with { app in
@@ -134,7 +134,7 @@ import APITestSupport
             try await Self.seed(app)
             let csv = try await app.request("GET", "/transactions?_sort=id", headers: Self.csv)
             let rows = csv.text.components(separatedBy: "\r\n")
-            #expect(rows.first == "id,categoryId,category,title,amount,date,note,importId,createdAt,updatedAt,version")
+            #expect(rows.first == "id,categoryId,category,title,amount,date,note,importId,accountId,cleared,payee,transferId,createdAt,updatedAt,version")
             #expect(rows.last == "", "every record ends with CRLF")
             let timestamp = #/\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z,\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z,1/#
             #expect(rows[1].hasPrefix("1,1,Groceries,Milk,3.49,2026-11-02,,"))

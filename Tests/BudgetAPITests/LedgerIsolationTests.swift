@@ -224,6 +224,30 @@ import APITestSupport
             RouteCase(method: "POST", pattern: "/transactions/import", kind: .ledger,
                       sample: Sample(path: "/transactions/import", body: "date,title,amount,category\n2026-11-03,V,-1.00,Food\n", contentType: "text/csv"),
                       attack: { f in try await f.attackImport() }),
+            RouteCase(method: "GET", pattern: "/accounts", kind: .ledger,
+                      reads: read("/accounts", "/accounts?q=canary", "/accounts?name_like=canary", "/accounts?_sort=-name", "/accounts?id=6",
+                                  "/accounts?balance_lt=0", "/accounts?_page=1&_per_page=1"),
+                      sample: Sample(path: "/accounts")),
+            RouteCase(method: "POST", pattern: "/accounts", kind: .ledger, sample: Sample(path: "/accounts", body: #"{"name":"V","type":"cash"}"#),
+                      attack: { f in try await f.attackPostAccount() }),
+            RouteCase(method: "GET", pattern: "/accounts/:id", kind: .ledger, reads: read("/accounts/1", "/accounts/5", "/accounts/6"),
+                      sample: Sample(path: "/accounts/1")),
+            RouteCase(method: "PUT", pattern: "/accounts/:id", kind: .ledger, sample: Sample(path: "/accounts/1", body: #"{"name":"Checking","type":"checking"}"#),
+                      attack: { f in try await f.attackPutAccount() }),
+            RouteCase(method: "PATCH", pattern: "/accounts/:id", kind: .ledger, sample: Sample(path: "/accounts/1", body: #"{"closed":true}"#),
+                      attack: { f in try await f.expectAbsent("PATCH", "/accounts/6", #"{"closed":true}"#) }),
+            RouteCase(method: "DELETE", pattern: "/accounts/:id", kind: .ledger, sample: Sample(path: "/accounts/1"),
+                      attack: { f in try await f.expectAbsent("DELETE", "/accounts/6", nil) }),
+            RouteCase(method: "GET", pattern: "/accounts/:id/transactions", kind: .ledger,
+                      reads: read("/accounts/1/transactions", "/accounts/5/transactions", "/accounts/6/transactions", "/accounts/1/transactions?q=canary",
+                                  "/accounts/1/transactions?_expand=category") + csv("/accounts/1/transactions"),
+                      sample: Sample(path: "/accounts/1/transactions")),
+            RouteCase(method: "POST", pattern: "/accounts/:id/transactions", kind: .ledger,
+                      sample: Sample(path: "/accounts/1/transactions", body: #"{"title":"V","amount":"1.00","date":"2026-11-03"}"#),
+                      attack: { f in try await f.attackPostAccountTransaction() }),
+            RouteCase(method: "POST", pattern: "/accounts/:id/transactions/import", kind: .ledger,
+                      sample: Sample(path: "/accounts/1/transactions/import", body: "date,title,amount\n2026-11-03,V,-1.00\n", contentType: "text/csv"),
+                      attack: { f in try await f.attackAccountImport() }),
             RouteCase(method: "GET", pattern: "/budgets", kind: .ledger,
                       reads: read("/budgets", "/budgets?categoryId=6", "/budgets?_expand=category", "/budgets?_sort=-id") + csv("/budgets"),
                       sample: Sample(path: "/budgets")),
@@ -357,7 +381,10 @@ final class Fixture {
             #"{"id":1,"categoryId":1,"title":"Milk","amount":"-5.00","date":"2026-11-02","note":"\#(note)","importId":"imp-1"}"#,
             #"{"id":2,"categoryId":2,"title":"Rent Nov","amount":"-900.00","date":"2026-11-01","note":"\#(note)","importId":"imp-2"}"#,
             #"{"id":3,"categoryId":3,"title":"Shirt","amount":"-30.00","date":"2026-11-07"}"#,
+            // Income into an account, without a category.
+            #"{"id":4,"accountId":1,"title":"Salary","amount":"-2000.00","date":"2026-11-01","payee":"Employer","importId":"imp-4"}"#,
         ]
+        var accounts = [#"{"id":1,"name":"Checking","type":"checking","openingBalance":"100.00","openedOn":"2026-10-01"}"#]
         var budgets = [#"{"id":1,"categoryId":1,"month":"2026-11","amount":50}"#]
         var posts = [#"{"id":1,"title":"Hello","body":"\#(victim ? m + " body" : "hello")"}"#]
         var comments = [#"{"id":1,"postId":1,"text":"\#(victim ? m + " comment" : "first")"}"#]
@@ -370,6 +397,9 @@ final class Fixture {
                 #"{"id":9,"categoryId":6,"title":"Trip","amount":"-77.70","date":"2026-11-05","note":"\#(m) trip","importId":"imp-9"}"#,
                 #"{"id":10,"categoryId":6,"title":"Ten","amount":"-10.00","date":"2026-11-06","note":"\#(m) ten"}"#,
             ]
+            accounts += [#"{"id":5,"name":"Savings","type":"savings"}"#, #"{"id":7,"name":"Brokerage","type":"investment"}"#,
+                         #"{"id":6,"name":"\#(m) account","type":"credit","note":"\#(m) note","openingBalance":"-4242.00"}"#]
+            transactions += [#"{"id":11,"accountId":6,"title":"Card","amount":"-42.42","date":"2026-11-05","payee":"\#(m) payee","importId":"imp-11"}"#]
             budgets += [#"{"id":6,"categoryId":6,"month":"2026-11","amount":61}"#, #"{"id":7,"categoryId":7,"month":"2026-11","amount":71}"#]
             posts += [#"{"id":5,"title":"\#(m) five","body":"x"}"#, #"{"id":6,"title":"six","body":"\#(m) six"}"#,
                       #"{"id":8,"title":"eight","body":"\#(m) eight"}"#]
@@ -377,7 +407,7 @@ final class Fixture {
             extra = #","secrets":[{"id":1,"text":"\#(m) secret"}]"#
         }
         return """
-            {"categories":[\(categories.joined(separator: ","))],"transactions":[\(transactions.joined(separator: ","))],\
+            {"categories":[\(categories.joined(separator: ","))],"accounts":[\(accounts.joined(separator: ","))],"transactions":[\(transactions.joined(separator: ","))],\
             "budgets":[\(budgets.joined(separator: ","))],"posts":[\(posts.joined(separator: ","))],\
             "comments":[\(comments.joined(separator: ","))],"profile":{"name":"\(victim ? m + " profile" : "home")"}\(extra)}
             """
@@ -687,6 +717,39 @@ final class Fixture {
         if count.array.count != 1 { leak("after importing imp-8 (B's import id) A has \(count.array.count) such transactions") }
     }
 
+    /// Account ids and names only B has are free in A.
+    func attackPostAccount() async throws {
+        _ = try await expectCreated("POST", "/accounts", #"{"id":7,"name":"Seven","type":"cash"}"#)
+        _ = try await expectCreated("POST", "/accounts", #"{"name":"Savings","type":"savings"}"#)
+    }
+
+    func attackPutAccount() async throws {
+        let created = try await attack("PUT", "/accounts/5", #"{"name":"Five","type":"cash"}"#)
+        if created.status != 201 && created.status != 200 { leak("PUT /accounts/5 (id only B has) as A: \(created.status) \(created.text.prefix(200))") }
+    }
+
+    /// B's account 6, named by the path or a body, does not exist for A.
+    func attackPostAccountTransaction() async throws {
+        try await expectAbsent("POST", "/accounts/6/transactions", #"{"title":"V","amount":"1.00","date":"2026-11-03"}"#)
+        for path in ["/transactions", "/categories/1/transactions"] {
+            let answer = try await attack("POST", path, #"{"accountId":6,"categoryId":1,"title":"V","amount":"1.00","date":"2026-11-03"}"#)
+            if answer.status != 422 { leak("POST \(path) naming B's account 6 as A: \(answer.status) \(answer.text.prefix(200))") }
+        }
+        try await expectUnknownCategory("PATCH", "/transactions/4", #"{"accountId":6}"#)
+    }
+
+    /// Importing into B's account 6, by path or parameter, is refused; an import id only B's account has is free in A's.
+    func attackAccountImport() async throws {
+        let statement = "date,title,amount,importId\n2026-11-05,V,-1.00,imp-11\n"
+        for (path, expected) in [("/accounts/6/transactions/import", 404), ("/transactions/import?accountId=6", 422),
+                                 ("/accounts/6/transactions/import?dryRun=true", 404)] {
+            let answer = try await attack("POST", path, statement, contentType: "text/csv")
+            if answer.status != expected { leak("import into B's account (\(path)) as A: \(answer.status) \(answer.text.prefix(200))") }
+        }
+        let own = try await attack("POST", "/accounts/1/transactions/import", statement, contentType: "text/csv")
+        if own.status != 201 || own.object["created"] as? Int != 1 { leak("import of imp-11 (B's) into A's account 1: \(own.status) \(own.text.prefix(200))") }
+    }
+
     func attackPostBudget() async throws {
         try await expectUnknownCategory("POST", "/budgets", #"{"categoryId":6,"month":"2026-12","amount":1}"#)
         _ = try await expectCreated("POST", "/budgets", #"{"id":6,"categoryId":1,"month":"2027-01","amount":1}"#)
@@ -859,7 +922,7 @@ final class Fixture {
     /// B's rows in SQL, one digest per table (per ledger when the table has a ledger, else the whole table).
     func digest(_ ledger: Int) async throws -> [String: String] {
         var digests: [String: String] = [:]
-        let tables = ["categories", "transactions", "budgets", "collections", "documents", "change_log", "change_feed_state", "idempotency_keys"]
+        let tables = ["categories", "accounts", "transactions", "budgets", "collections", "documents", "change_log", "change_feed_state", "idempotency_keys"]
         for table in tables {
             let keyed = try await app.scalar(
                 "SELECT count(*) FROM information_schema.columns WHERE table_name = '\(table)' AND column_name = 'ledger_id'") == "1"

@@ -62,7 +62,7 @@ func plan(_ query: String, catalog: some FieldCatalog = DocumentCatalog(column: 
         #expect(search.condition.sql.contains("jsonb_path_query(d.doc, 'strict $.**')"))
         #expect(search.condition.bindings == [#"%50\%\_off%"#])
         let typed = try plan("q=rent", catalog: Transactions.shape.catalog)
-        #expect(typed.condition.sql == "(t.title::text ILIKE $1 OR t.amount::text ILIKE $2 OR t.note::text ILIKE $3)")
+        #expect(typed.condition.sql == "(t.title::text ILIKE $1 OR t.amount::text ILIKE $2 OR t.note::text ILIKE $3 OR t.payee::text ILIKE $4)")
         #expect(try plan("title:startsWith=a_b").condition.bindings.last == #"a\_b%"#)
     }
 

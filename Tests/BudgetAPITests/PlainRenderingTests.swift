@@ -45,8 +45,8 @@ import APITestSupport
                 {"id":1,"title":"Café \"Zürich\"\n","amount":100.00,"rollover":false,"spent":3.49,"remaining":96.51,\#
                 "createdAt":"2026-01-02T03:04:05Z","updatedAt":"2026-01-02T03:04:05Z","version":1}
                 """#)
-            #expect(bread.text.hasSuffix(#""note":"\#(Self.note)","importId":null,"createdAt":"2026-01-02T03:04:05Z","updatedAt":"2026-01-02T03:04:05Z","version":1}"#))
-            #expect(milk.text.contains(#""note":null,"importId":null,"createdAt":"2026-01-02T03:04:05Z","updatedAt":null,"#))
+            #expect(bread.text.hasSuffix(#""note":"\#(Self.note)","importId":null,"accountId":null,"cleared":"uncleared","payee":null,"transferId":null,"createdAt":"2026-01-02T03:04:05Z","updatedAt":"2026-01-02T03:04:05Z","version":1}"#))
+            #expect(milk.text.contains(#""note":null,"importId":null,"accountId":null,"cleared":"uncleared","payee":null,"transferId":null,"createdAt":"2026-01-02T03:04:05Z","updatedAt":null,"#))
             // _expand and _embed render in SQL (SQLFragments.timestamp): the same bytes.
             let expanded = try await app.request("GET", "/transactions/1?_expand=category")
             #expect(expanded.text == String(bread.text.dropLast()) + #","category":\#(category.text)}"#, "\(expanded.text)")
