@@ -2,7 +2,7 @@
 import HTTPServer
 
 // JSON request bodies: the parser and writer round trip, then the validation a POST, PUT or PATCH of a
-// category or a transaction runs, on the same bytes sent as `application/json`.
+// category, an account, a transaction or a budget runs, on the same bytes sent as `application/json`.
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func testOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
@@ -47,8 +47,9 @@ enum JSONBodyTarget {
         invariant(parsed.map { !holdsNUL($0) } ?? true, "RequestBody accepted a body holding U+0000, which PostgreSQL cannot store")
         for (index, members) in records.enumerated() {
             let prefix = isArray ? "[\(index)]." : ""
-            for mode in [WriteMode.complete, .partial] {
+            for mode in [WriteMode.complete, .partial, .seed] {
                 checkCategory(members, mode: mode, prefix: prefix)
+                checkAccount(members, mode: mode, prefix: prefix)
                 checkTransaction(members, mode: mode, prefix: prefix, categoryFromPath: nil)
                 checkTransaction(members, mode: mode, prefix: prefix, categoryFromPath: 7)
                 checkBudget(members, mode: mode, prefix: prefix, monthFromPath: nil)
@@ -100,9 +101,13 @@ enum JSONBodyTarget {
             return
         }
         checkAccepted(members, known: TransactionFields.known, readOnly: TransactionFields.readOnly)
-        if mode == .complete {
-            invariant(fields.categoryID != nil && fields.title != nil && fields.amount != nil, "a complete transaction without its required fields")
+        if mode.isComplete {
+            // A transaction in an account may leave its category out (docs/accounts.md).
+            invariant((fields.categoryID != nil || fields.accountID != nil) && fields.title != nil && fields.amount != nil,
+                      "a complete transaction without its required fields")
         }
+        invariant(fields.cleared.map(TransactionFields.clearedStates.contains) ?? true, "cleared \(String(describing: fields.cleared))")
+        invariant(mode == .seed || fields.transferID == nil, "transferId was taken outside a seed")
         if let categoryFromPath { invariant(fields.categoryID == categoryFromPath, "the path's category did not win") }
         invariant(fields.title.map { (1...200).contains($0.unicodeScalars.count) } ?? true, "transaction title \(String(describing: fields.title))")
         invariant(fields.date.map { CalendarDay($0) != nil } ?? true, "transaction date \(String(describing: fields.date))")
@@ -115,6 +120,26 @@ enum JSONBodyTarget {
         if categoryFromPath == nil { present["categoryId"] = fields.categoryID != nil }
         checkPresent(members, present)
         checkCommon(id: fields.id, title: fields.title, amount: fields.amount, members: members)
+    }
+
+    private static func checkAccount(_ members: JSONObject, mode: WriteMode, prefix: String) {
+        let fields: AccountFields
+        do {
+            fields = try AccountFields(members, mode: mode, fieldPrefix: prefix)
+        } catch {
+            expectInvalidFields(error, prefix: prefix, members: members, known: AccountFields.known.union(AccountFields.readOnly))
+            return
+        }
+        checkAccepted(members, known: AccountFields.known, readOnly: AccountFields.readOnly)
+        if mode.isComplete { invariant(fields.name != nil && fields.type != nil, "a complete account without name or type") }
+        invariant(fields.name.map { (1...100).contains($0.unicodeScalars.count) } ?? true, "account name \(String(describing: fields.name))")
+        invariant(fields.type.map(AccountType.all.contains) ?? true, "account type \(String(describing: fields.type))")
+        if let type = fields.type, fields.onBudget == nil {
+            invariant(fields.isOnBudget == AccountType.onBudgetByDefault.contains(type), "onBudget's default for \(type)")
+        }
+        invariant(fields.openedOn.map { CalendarDay($0) != nil } ?? true, "openedOn \(String(describing: fields.openedOn))")
+        invariant(mode == .seed || fields.lastReconciledAt == nil, "lastReconciledAt was taken outside a seed")
+        checkPresent(members, ["id": fields.id != nil, "name": fields.name != nil, "type": fields.type != nil])
     }
 
     private static func checkBudget(_ members: JSONObject, mode: WriteMode, prefix: String, monthFromPath: Month?) {

@@ -1,0 +1,3 @@
+-- GET /accounts, the plainest SQL that answers the same figures: every account of ledger 1 with its
+-- balances, from one grouped pass over its transactions.
+SELECT a.id, a.name, a.type, a.on_budget, a.closed, a.note, a.opening_balance, a.opened_on, a.opening_balance - coalesce(s.total, 0.00), a.opening_balance - coalesce(s.total, 0.00) + coalesce(s.uncleared, 0.00), 0.00 - coalesce(s.uncleared, 0.00), a.last_reconciled_at, a.created_at, a.updated_at, a.version FROM accounts a LEFT JOIN (SELECT account_id, sum(amount) AS total, sum(amount) FILTER (WHERE cleared = 'uncleared') AS uncleared FROM transactions WHERE ledger_id = 1 AND account_id IS NOT NULL GROUP BY account_id) s ON s.account_id = a.id WHERE a.ledger_id = 1 ORDER BY a.id;
