@@ -172,6 +172,35 @@ import APITestSupport
         }
     }
 
+    @Test func anAccountAndItsTransactionsInOneAtomicBatchAndUnderAnIdempotencyKey() async throws {
+        try await TestApp.with { app in
+            let batch = try await app.request("POST", "/batch", json: """
+                {"atomic":true,"operations":[
+                  {"method":"POST","path":"/accounts","body":{"id":40,"name":"Wallet","type":"cash","openingBalance":"50.00"}},
+                  {"method":"POST","path":"/accounts/40/transactions","body":{"title":"Coffee","amount":"3.20"}},
+                  {"method":"PATCH","path":"/accounts/40","body":{"note":"pocket money"}}
+                ]}
+                """)
+            #expect(batch.batchStatuses == [201, 201, 200], "\(batch.text)")
+            #expect(batch.batchResults.last?.resultBody["balance"] as? Double == 46.80)
+            let failing = try await app.request("POST", "/batch", json: """
+                {"atomic":true,"operations":[
+                  {"method":"POST","path":"/accounts","body":{"name":"Card","type":"credit"}},
+                  {"method":"POST","path":"/transactions","body":{"accountId":99,"title":"x","amount":1}}
+                ]}
+                """)
+            #expect(failing.status == 422 || failing.batchStatuses.last == 422, "\(failing.text)")
+            #expect(try await app.scalar("SELECT count(*) FROM accounts") == "1", "the atomic batch rolled back whole")
+
+            let key = [("Idempotency-Key", "\"open-savings\"")]
+            let first = try await app.request("POST", "/accounts", json: #"{"name":"Savings","type":"savings"}"#, headers: key)
+            let again = try await app.request("POST", "/accounts", json: #"{"name":"Savings","type":"savings"}"#, headers: key)
+            #expect(first.status == 201 && again.status == 201 && again.text == first.text && again.header("Idempotent-Replayed") != nil,
+                    "\(again.status) \(again.text)")
+            #expect(try await app.scalar("SELECT count(*) FROM accounts") == "2")
+        }
+    }
+
     @Test func aStatementImportsIntoAnAccount() async throws {
         try await Self.withAccounts { app in
             let csv = "date,title,amount,payee,category\n2026-11-03,Salary,2500.00,Employer,\n2026-11-04,Shop,-45.10,Market,Groceries\n2026-11-05,Fee,-2.00,,\n"

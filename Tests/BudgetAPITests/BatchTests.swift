@@ -6,22 +6,22 @@ import APITestSupport
 
 extension TestResponse {
     /// A `POST /batch` answer's `results`.
-    fileprivate var batchResults: [[String: Any]] {
+    var batchResults: [[String: Any]] {
         object["results"] as? [[String: Any]] ?? []
     }
 
-    fileprivate var batchStatuses: [Int] {
+    var batchStatuses: [Int] {
         batchResults.map { $0["status"] as? Int ?? -1 }
     }
 }
 
 extension Dictionary where Key == String, Value == Any {
     /// A batch result's header.
-    fileprivate func resultHeader(_ name: String) -> String? {
+    func resultHeader(_ name: String) -> String? {
         (self["headers"] as? [String: Any])?.first { $0.key.lowercased() == name.lowercased() }?.value as? String
     }
 
-    fileprivate var resultBody: [String: Any] {
+    var resultBody: [String: Any] {
         self["body"] as? [String: Any] ?? [:]
     }
 }
