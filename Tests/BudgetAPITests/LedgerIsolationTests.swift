@@ -277,6 +277,16 @@ import APITestSupport
             RouteCase(method: "POST", pattern: "/batch", kind: .ledger,
                       sample: Sample(path: "/batch", body: #"{"operations":[{"method":"GET","path":"/categories"}]}"#),
                       attack: { f in try await f.attackBatch() }),
+            // Transfers and reconciling (docs/accounts.md) name accounts by id: ids only B has (7, 8) are unknown to A.
+            RouteCase(method: "POST", pattern: "/transfers", kind: .ledger,
+                      sample: Sample(path: "/transfers", body: #"{"fromAccountId":1,"toAccountId":2,"amount":1}"#),
+                      attack: { f in
+                          try await f.expectAbsent("POST", "/transfers", #"{"fromAccountId":7,"toAccountId":8,"amount":1}"#)
+                          try await f.expectAbsent("POST", "/transfers", #"{"fromAccountId":1,"toAccountId":8,"amount":1}"#)
+                      }),
+            RouteCase(method: "POST", pattern: "/accounts/:id/reconcile", kind: .ledger,
+                      sample: Sample(path: "/accounts/1/reconcile", body: #"{"balance":"0.00","date":"2026-11-30"}"#),
+                      attack: { f in try await f.expectAbsent("POST", "/accounts/7/reconcile", #"{"balance":"0.00","date":"2026-11-30","adjust":true}"#) }),
 
             // Generic collections.
             RouteCase(method: "GET", pattern: "/:name", kind: .ledger,

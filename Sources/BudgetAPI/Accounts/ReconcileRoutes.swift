@@ -89,8 +89,8 @@ enum ReconcileError: ProblemConvertible {
         switch self {
         case .unbalanced(let clearedBalance, let balance, let date):
             let difference = Money(cents: balance.cents - clearedBalance.cents)
-            let detail = "the account's cleared balance on \(date) is \(clearedBalance), not \(balance) (difference \(difference)); "
-                + "clear the transactions the statement shows, or send adjust: true to book the difference; nothing was changed"
+            let detail = "the cleared balance on \(date) is \(clearedBalance), the statement says \(balance) (a difference of \(difference)); "
+                + "nothing was reconciled. Find the missing transactions, or send adjust true"
             var problem = Problem(.conflict, detail: detail, errors: [.init(field: "balance", message: "does not match the cleared balance \(clearedBalance)")])
             // Money as every answer writes it: a JSON number with two decimals (docs/api.md, Money).
             problem.extensions = [("difference", difference.description), ("clearedBalance", clearedBalance.description)]
