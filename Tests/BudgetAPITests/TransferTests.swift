@@ -74,6 +74,10 @@ import APITestSupport
             #expect(back.object["note"] as? String == "oops" && forth.object["note"] as? String == "oops")
             let today = try #require(try await app.scalar("SELECT (now() AT TIME ZONE 'UTC')::date::text"))
             #expect(back.object["date"] as? String == today)
+            // null says "none", as on a transaction.
+            let nulls = try await app.request("POST", "/transfers", json: #"{"fromAccountId":1,"toAccountId":2,"amount":1,"categoryId":null,"note":null}"#)
+            #expect(nulls.status == 201, "\(nulls.text)")
+            #expect(try await Self.count(app) == "6")
         }
     }
 

@@ -24,7 +24,8 @@ struct TransferRoutes: Sendable {
     func create(_ request: Request, database: Database) async throws -> Response {
         var transfer = try TransferRequest(try RequestBody.object(request))
         let lookup = transfer.lookedUp
-        let facts = lookup.isEmpty ? TransferFacts() : try await TransferFacts(database.query(TransferQueries.lookup(lookup, in: database.ledger)))
+        let facts = lookup.isEmpty
+            ? TransferFacts() : try await TransferFacts(database.query(TransferQueries.lookup(lookup, in: database.ledger)))
         let fields = try transfer.validated(against: facts)
         let written = try await database.query(TransferQueries.insert(fields, today: clock.today, in: database.ledger))
         let sides = try TransferSides(written)
@@ -69,8 +70,8 @@ struct TransferRequest {
         self.amount = amount
         date = reader.day("date")
         title = reader.string("title", length: 1...200)
-        note = reader.string("note", length: 0...2000)
-        // `null` is a client's way of saying "no category", as on a transaction.
+        // `null` is a client's way of saying "none", as on a transaction.
+        note = reader.isNull("note") ? nil : reader.string("note", length: 0...2000)
         categoryID = reader.isNull("categoryId") ? nil : reader.id("categoryId")
         self.reader = reader
     }
