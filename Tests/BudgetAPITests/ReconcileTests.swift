@@ -191,6 +191,22 @@ import APITestSupport
         }
     }
 
+    /// Reconciles of one account take turns (its row is locked, in a REPEATABLE READ transaction that runs
+    /// again when it loses): three at once with `adjust` book the difference once, and the two later ones
+    /// find the balance already matching.
+    @Test func concurrentAdjustingReconcilesBookOneAdjustment() async throws {
+        try await Self.withAccount { app in
+            let body = #"{"balance":"2650.00","date":"2026-11-30","adjust":true}"#
+            async let first = Self.reconcile(app, body)
+            async let second = Self.reconcile(app, body)
+            async let third = Self.reconcile(app, body)
+            let answers = try await [first, second, third]
+            #expect(answers.map(\.status) == [200, 200, 200], "\(answers.map(\.text))")
+            #expect(try await app.scalar("SELECT count(*) FROM transactions WHERE title = 'Reconciliation balance adjustment'") == "1")
+            #expect(try await app.scalar("SELECT version FROM accounts WHERE id = 1") == "4", "each reconcile stamped the account once")
+        }
+    }
+
     @Test func aReconcileInAFailedBatchIsRolledBack() async throws {
         try await Self.withAccount { app in
             let failed = try await app.request("POST", "/batch", json: #"""
