@@ -156,6 +156,18 @@ import APITestSupport
         }
     }
 
+    /// A difference no transaction amount can hold (numeric(14,2)) is the balance's fault: 422, nothing written.
+    @Test func anAdjustmentTooLargeToBookIs422() async throws {
+        try await TestApp.with { app in
+            let account = try await app.request("POST", "/accounts", json: #"{"name":"Vault","type":"savings","openingBalance":"999999999999.00"}"#)
+            #expect(account.status == 201, "\(account.text)")
+            let answer = try await Self.reconcile(app, #"{"balance":"-999999999999.00","date":"2026-11-30","adjust":true}"#)
+            #expect(answer.status == 422 && answer.problemFields == ["balance"], "\(answer.status) \(answer.text)")
+            #expect(try await app.scalar("SELECT count(*) FROM transactions") == "0")
+            #expect(try await app.scalar("SELECT last_reconciled_at IS NULL FROM accounts") == "t")
+        }
+    }
+
     @Test func aMissingAccountIs404() async throws {
         try await Self.withAccount { app in
             let missing = try await Self.reconcile(app, #"{"balance":"0.00","date":"2026-11-30","adjust":true}"#, account: 9)

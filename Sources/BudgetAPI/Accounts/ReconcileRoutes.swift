@@ -23,8 +23,15 @@ struct ReconcileRoutes: Sendable {
         // One transaction: the reconcile statement locks the account, and the account read afterwards is the
         // one it left (its balances count the adjustment, which the statement itself cannot see).
         let json = try await database.withinTransaction(commitIf: { _ in true }) { transaction in
-            let result = try await transaction.query(ReconcileQueries.reconcile(
-                id: id, balance: statement.balance, date: statement.date, adjust: statement.adjust, in: transaction.ledger))
+            let result: QueryResult
+            do {
+                result = try await transaction.query(ReconcileQueries.reconcile(
+                    id: id, balance: statement.balance, date: statement.date, adjust: statement.adjust, in: transaction.ledger))
+            } catch let error as PostgresError where error.sqlState == SQLState.numericValueOutOfRange {
+                // Only the adjustment's amount (cleared − balance) can leave numeric(14,2): both are in range.
+                throw APIError.invalidFields([.init(
+                    field: "balance", message: "is too far from the cleared balance to book the difference as one transaction")])
+            }
             guard result.count > 0 else { throw APIError.notFound(resource: Accounts.recordName, id: id) }
             let clearedBalance = try Money(parsing: try result[0].decode(String.self, at: 0))
             guard try result[0].decode(Bool.self, at: 1) else {
