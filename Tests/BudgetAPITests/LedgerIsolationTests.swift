@@ -277,6 +277,13 @@ import APITestSupport
             RouteCase(method: "POST", pattern: "/batch", kind: .ledger,
                       sample: Sample(path: "/batch", body: #"{"operations":[{"method":"GET","path":"/categories"}]}"#),
                       attack: { f in try await f.attackBatch() }),
+            // Transfers and reconciling (docs/accounts.md) name accounts by id: B's accounts 5, 6 and 7 are unknown to A.
+            RouteCase(method: "POST", pattern: "/transfers", kind: .ledger,
+                      sample: Sample(path: "/transfers", body: #"{"fromAccountId":1,"toAccountId":2,"amount":1}"#),
+                      attack: { f in try await f.attackTransfer() }),
+            RouteCase(method: "POST", pattern: "/accounts/:id/reconcile", kind: .ledger,
+                      sample: Sample(path: "/accounts/1/reconcile", body: #"{"balance":"0.00","date":"2026-11-30"}"#),
+                      attack: { f in try await f.attackReconcile() }),
 
             // Generic collections.
             RouteCase(method: "GET", pattern: "/:name", kind: .ledger,
@@ -748,6 +755,25 @@ final class Fixture {
         }
         let own = try await attack("POST", "/accounts/1/transactions/import", statement, contentType: "text/csv")
         if own.status != 201 || own.object["created"] as? Int != 1 { leak("import of imp-11 (B's) into A's account 1: \(own.status) \(own.text.prefix(200))") }
+    }
+
+    /// A transfer naming B's accounts, on either side, is 422 on that side: they do not exist for A.
+    func attackTransfer() async throws {
+        for (body, fields) in [(#"{"fromAccountId":5,"toAccountId":6,"amount":1}"#, ["fromAccountId", "toAccountId"]),
+                               (#"{"fromAccountId":1,"toAccountId":6,"amount":1}"#, ["toAccountId"]),
+                               (#"{"fromAccountId":7,"toAccountId":1,"amount":1,"categoryId":1}"#, ["fromAccountId"])] {
+            let answer = try await attack("POST", "/transfers", body)
+            if answer.status != 422 || answer.problemFields != fields {
+                leak("POST /transfers \(body) (B's accounts) as A: \(answer.status) \(answer.text.prefix(200))")
+            }
+        }
+    }
+
+    /// Reconciling B's account, even with adjust, is the 404 of an account that does not exist; A's own reconciles.
+    func attackReconcile() async throws {
+        try await expectAbsent("POST", "/accounts/6/reconcile", #"{"balance":"0.00","date":"2026-11-30","adjust":true}"#)
+        let own = try await attack("POST", "/accounts/1/reconcile", #"{"balance":"100.00","date":"2026-09-30"}"#)
+        if own.status != 200 { leak("POST /accounts/1/reconcile (A's account) as A: \(own.status) \(own.text.prefix(200))") }
     }
 
     func attackPostBudget() async throws {

@@ -36,11 +36,14 @@ struct Accounts: TypedResource {
         AccountQueries.seedInsert(record, today: context.clock.today, in: context.ledger)
     }
 
-    /// The collection and its records, and an account's transactions under it.
+    /// The collection and its records, an account's transactions under it, reconciling it, and transfers
+    /// between accounts.
     static func register(in router: inout Router<Database>, clock: CivilClock) {
         RecordRoutes<Accounts>(clock: clock).register(in: &router)
         OwnedRecordRoutes<Transactions>(owner: owner, clock: clock) { members, accountID, prefix in
             try TransactionFields(members, mode: .complete, accountIDFromPath: accountID, fieldPrefix: prefix)
         }.register(in: &router)
+        ReconcileRoutes(clock: clock).register(in: &router)
+        TransferRoutes(clock: clock).register(in: &router)
     }
 }
