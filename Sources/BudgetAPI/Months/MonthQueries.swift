@@ -23,9 +23,10 @@ enum MonthQueries {
     /// row, whose category columns are NULL.
     ///
     /// `toBeBudgeted` is the income of every month up to this one's end minus what every category was given
-    /// from its first month through this one (docs/accounts.md, Money rules): the income is one pass over the
-    /// transactions without a category (`budgetMoney`), the budgets a window sum of each category's closed
-    /// form (`budgetedBefore`) beside its figures, so the statement reads no month twice.
+    /// from its first month through this one (docs/accounts.md, Income, uncategorised and what is left to
+    /// budget): the income is one pass over the transactions without a category (`budgetMoney`), what was
+    /// given a window sum of each category's closed form (`budgetedBefore`) beside its figures, so the answer
+    /// stays one statement however many months came before.
     ///
     /// Columns: the `summary` columns, the feed position, then (`r.*`) the totals again, what the categories
     /// were given, the sort key and the category's `CategoryRecord.monthShape` record columns (from
@@ -68,7 +69,8 @@ enum MonthQueries {
     /// Per month `s` sums the categories' figures and what they were given in it (from each one's first
     /// month; the range's first month also carries what they were given before the range); `i` sums the
     /// income and uncategorised spending per month, income before the range counted in its first month.
-    /// `toBeBudgeted` is then a running sum of both (docs/accounts.md, Money rules).
+    /// `toBeBudgeted` is then a running sum of both (docs/accounts.md, Income, uncategorised and what is left
+    /// to budget).
     static func summaries(_ range: MonthRange, in ledger: LedgerID) -> Query {
         """
         SELECT s.month, s.budgeted, s.spent, s.carried, s.remaining,
@@ -102,14 +104,14 @@ enum MonthQueries {
     }
 
     /// The transactions `u` that count in the budget's income and uncategorised spending (docs/accounts.md,
-    /// Money rules), dated before `end`: those in an on-budget account without a category, except a transfer
-    /// whose other side is in an on-budget account too (money moved between budgeted accounts is neither
-    /// earned nor spent; a loan paid out into checking is earned). Money out before `start` is left out: only
-    /// income adds up over the months, so only it is read from before the range.
+    /// Income, uncategorised and what is left to budget), dated before `end`: those in an on-budget account
+    /// without a category, except a transfer whose other side is in an on-budget account too (money moved
+    /// between budgeted accounts is neither earned nor spent; a loan paid out into checking is earned). Money
+    /// out before `start` is left out: only income adds up over the months, so only it is read from before.
     ///
     /// The rows come from `transactions_uncategorised_idx` alone (migrations/0018); the other side of a
-    /// transfer is one primary-key probe. Written as outer joins, not `NOT EXISTS`: PostgreSQL 15 hashes the
-    /// whole transactions table for the anti-join, which cost this route twice its time on the bench data.
+    /// transfer is one primary-key probe. Written as outer joins, not `NOT EXISTS`: PostgreSQL 15's plan for
+    /// that cost `GET /months/{m}` ~2.5 ms more PostgreSQL CPU on the bench data (~60% more).
     static func budgetMoney(from start: Query, before end: Query, in ledger: LedgerID) -> Query {
         """
         transactions u
