@@ -39,18 +39,17 @@ import TestSupport
         #expect(answer.status == 201, "POST \(path) \(json): \(answer.text)")
     }
 
-    /// Both sides of a transfer in one statement, each naming the other (migrations/0018 defers the check), as
-    /// `POST /transfers` writes them (docs/accounts.md, Transfers): the from side `amount`, the to side its
-    /// negative; `category` on the from side only.
-    static func transfer(
-        _ app: TestApp, ids: (Int, Int), from: Int, to: Int, amount: String, date: String, category: Int? = nil
-    ) async throws {
-        _ = try await app.scalar("""
-            INSERT INTO transactions (ledger_id, id, category_id, account_id, title, amount, date, transfer_id)
-            VALUES (1, \(ids.0), \(category.map(String.init) ?? "NULL"), \(from), 'Transfer out', \(amount), '\(date)', \(ids.1)),
-                   (1, \(ids.1), NULL, \(to), 'Transfer in', -\(amount), '\(date)', \(ids.0))
+    /// A transfer through `POST /transfers` (docs/accounts.md, Transfers): the from side `amount`, the to side
+    /// its negative, `category` on the from side. Answers the from side's id.
+    @discardableResult
+    static func transfer(_ app: TestApp, from: Int, to: Int, amount: String, date: String, category: Int? = nil) async throws -> Int {
+        let categoryMember = category.map { #","categoryId":\#($0)"# } ?? ""
+        let answer = try await app.request("POST", "/transfers", json: """
+            {"fromAccountId":\(from),"toAccountId":\(to),"amount":"\(amount)","date":"\(date)"\(categoryMember)}
             """)
-        #expect(try await app.scalar("SELECT count(*) FROM transactions WHERE id IN (\(ids.0), \(ids.1))") == "2")
+        #expect(answer.status == 201, "transfer \(from) → \(to): \(answer.text)")
+        let fromSide = try #require(answer.object["from"] as? [String: Any])
+        return try #require(fromSide["id"] as? Int)
     }
 
     static func month(_ app: TestApp, _ month: String) async throws -> TestResponse {
@@ -90,13 +89,16 @@ import TestSupport
                 try await post(app, "/transactions", transaction)
             }
             // Inside the budget: counted in neither.
-            try await transfer(app, ids: (101, 102), from: 1, to: 2, amount: "300.00", date: "2025-02-10")
+            try await transfer(app, from: 1, to: 2, amount: "300.00", date: "2025-02-10")
             // A loan paid out into checking, without a category: income.
-            try await transfer(app, ids: (103, 104), from: 3, to: 1, amount: "1000.00", date: "2025-02-12")
+            try await transfer(app, from: 3, to: 1, amount: "1000.00", date: "2025-02-12")
             // A mortgage payment out of checking in the Rent category: Rent's spending, and the loan's side is off budget.
-            try await transfer(app, ids: (105, 106), from: 1, to: 3, amount: "200.00", date: "2025-03-07", category: 1)
-            // Money out of the budget into an investment that no category carries: uncategorised.
-            try await transfer(app, ids: (107, 108), from: 1, to: 4, amount: "50.00", date: "2025-03-09")
+            try await transfer(app, from: 1, to: 3, amount: "200.00", date: "2025-03-07", category: 1)
+            // Money out of the budget into an investment whose category was taken off afterwards: uncategorised.
+            let investment = try await transfer(app, from: 1, to: 4, amount: "50.00", date: "2025-03-09", category: 2)
+            let uncategorised = try await app.request("PATCH", "/transactions/\(investment)", json: #"{"categoryId":null}"#)
+            #expect(uncategorised.status == 200, "\(uncategorised.text)")
+            #expect(try await app.scalar("SELECT count(*) FROM transactions WHERE transfer_id IS NOT NULL AND category_id IS NULL") == "7")
             try await body(app)
         }
     }

@@ -53,13 +53,14 @@ import TestSupport
         ("PUT", "/categories/2/budgets/2026-01", #"{"amount":"900.00"}"#),
     ]
 
-    /// The transfers, as `POST /transfers` writes them (docs/accounts.md, Transfers): both sides in one
-    /// statement naming each other, the category on the from side. Written in SQL until that route is here.
-    static let transfers: [(ids: (Int, Int), from: Int, to: Int, amount: String, date: String, category: Int?, cleared: String)] = [
-        ((101, 102), 1, 2, "400.00", "2025-10-15", nil, "cleared"),      // inside the budget
-        ((103, 104), 4, 1, "2000.00", "2025-11-05", nil, "uncleared"),   // a loan paid out: income
-        ((105, 106), 1, 4, "300.00", "2025-12-01", 2, "uncleared"),      // a payment on the loan, in Rent
-        ((107, 108), 2, 5, "100.00", "2025-12-20", nil, "reconciled"),   // into an investment: uncategorised
+    /// The transfers, through `POST /transfers` (docs/accounts.md, Transfers), each side then cleared as its
+    /// bank saw it; `uncategorised` takes the category off the from side afterwards (the route wants one for
+    /// money leaving the budget).
+    static let transfers: [(from: Int, to: Int, amount: String, date: String, category: Int?, cleared: String, uncategorised: Bool)] = [
+        (1, 2, "400.00", "2025-10-15", nil, "cleared", false),     // inside the budget
+        (4, 1, "2000.00", "2025-11-05", nil, "uncleared", false),  // a loan paid out: income
+        (1, 4, "300.00", "2025-12-01", 2, "uncleared", false),     // a payment on the loan, in Rent
+        (2, 5, "100.00", "2025-12-20", 1, "cleared", true),        // into an investment: uncategorised
     ]
 
     @Test func theLedgerAnswersTheServersBalancesAndMonthTotals() async throws {
@@ -69,15 +70,26 @@ import TestSupport
                 #expect((200...201).contains(answer.status), "\(step.method) \(step.path): \(answer.text)")
             }
             for transfer in Self.transfers {
-                _ = try await server.scalar("""
-                    INSERT INTO transactions (ledger_id, id, category_id, account_id, title, amount, date, cleared, transfer_id)
-                    VALUES (1, \(transfer.ids.0), \(transfer.category.map(String.init) ?? "NULL"), \(transfer.from), 'Transfer out',
-                            \(transfer.amount), '\(transfer.date)', '\(transfer.cleared)', \(transfer.ids.1)),
-                           (1, \(transfer.ids.1), NULL, \(transfer.to), 'Transfer in', -\(transfer.amount), '\(transfer.date)',
-                            '\(transfer.cleared)', \(transfer.ids.0))
+                let categoryMember = transfer.category.map { #","categoryId":\#($0)"# } ?? ""
+                let answer = try await server.request("POST", "/transfers", json: """
+                    {"fromAccountId":\(transfer.from),"toAccountId":\(transfer.to),"amount":"\(transfer.amount)","date":"\(transfer.date)"\(categoryMember)}
                     """)
+                #expect(answer.status == 201, "\(answer.text)")
+                for side in ["from", "to"] {
+                    let id = try #require((answer.object[side] as? [String: Any])?["id"] as? Int)
+                    let categoryOff = side == "from" && transfer.uncategorised ? #","categoryId":null"# : ""
+                    let patched = try await server.request(
+                        "PATCH", "/transactions/\(id)", json: #"{"cleared":"\#(transfer.cleared)"\#(categoryOff)}"#)
+                    #expect(patched.status == 200, "\(patched.text)")
+                }
             }
             #expect(try await server.scalar("SELECT count(*) FROM transactions WHERE transfer_id IS NOT NULL") == "8")
+            // Reconciling checking against a statement of its cleared balance locks its cleared rows.
+            let clearedBalance = try #require(try await server.request("GET", "/accounts/1").object["clearedBalance"] as? NSNumber)
+            let reconciled = try await server.request(
+                "POST", "/accounts/1/reconcile", json: #"{"balance":"\#(String(format: "%.2f", clearedBalance.doubleValue))","date":"2025-12-31"}"#)
+            #expect(reconciled.status == 200, "\(reconciled.text)")
+            #expect(try await server.scalar("SELECT count(*) FROM transactions WHERE account_id = 1 AND cleared = 'reconciled'") == "5")
 
             let (client, store) = try server.makeClient(
                 device: "accounts", collections: ["categories", "transactions", "budgets", "accounts"])
