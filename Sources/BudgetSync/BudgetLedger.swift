@@ -46,6 +46,34 @@ public struct CategoryMonth: Sendable, Hashable {
     public var remaining: Decimal
 }
 
+/// An account's balances, as `GET /accounts/{id}` answers them (docs/accounts.md, Balances).
+public struct AccountBalances: Sendable, Hashable {
+    public var accountId: Int
+    /// `openingBalance` − Σ `amount` of all its transactions.
+    public var balance: Decimal
+    /// `openingBalance` − Σ `amount` of its cleared and reconciled transactions: what the bank should show.
+    public var clearedBalance: Decimal
+    /// − Σ `amount` of its uncleared transactions; `balance = clearedBalance + unclearedBalance`.
+    public var unclearedBalance: Decimal
+}
+
+/// A month's totals, as `GET /months/{month}` and each row of `GET /months?from&to` answer them.
+public struct MonthSummary: Sendable, Hashable {
+    public var month: BudgetMonth
+    /// The categories' `CategoryMonth` figures summed.
+    public var budgeted: Decimal
+    public var spent: Decimal
+    public var carried: Decimal
+    public var remaining: Decimal
+    /// Money that came into on-budget accounts without a category this month (docs/accounts.md).
+    public var income: Decimal
+    /// Money that left on-budget accounts without a category this month.
+    public var uncategorised: Decimal
+    /// All income up to this month's end minus what every category was given from its first month through
+    /// this one; negative when more was budgeted than came in.
+    public var toBeBudgeted: Decimal
+}
+
 /// Month figures computed from the records an app holds, with the server's rules (docs/budgetsync.md), so
 /// an offline app can show "how much is left this month" without asking the server.
 ///
@@ -53,6 +81,9 @@ public struct CategoryMonth: Sendable, Hashable {
 /// the category's first month: the earliest of the month of its `createdAt` (as written, in UTC), of its
 /// first transaction and of its first budget. Before it a category has no figures: `budgeted` is its
 /// `amount`, `carried` and `spent` are 0. `Decimal` keeps every cent exact.
+///
+/// With accounts (docs/accounts.md) it also answers each account's balances and a month's `income`,
+/// `uncategorised` and `toBeBudgeted` (`summary(in:)`), by the money rules the server applies.
 public struct BudgetLedger: Sendable {
     private struct History: Sendable {
         var category: BudgetCategory
@@ -62,8 +93,14 @@ public struct BudgetLedger: Sendable {
     }
 
     private let histories: [Int: History]
+    private let balances: [Int: AccountBalances]
+    /// Per month index, the income and uncategorised spending of the on-budget accounts.
+    private let income: [Int: Decimal]
+    private let uncategorised: [Int: Decimal]
 
-    public init(categories: [BudgetCategory], transactions: [BudgetTransaction], budgets: [MonthlyBudget]) {
+    public init(
+        categories: [BudgetCategory], transactions: [BudgetTransaction], budgets: [MonthlyBudget], accounts: [BudgetAccount] = []
+    ) {
         var histories: [Int: History] = [:]
         for category in categories {
             histories[category.id] = History(category: category, first: BudgetMonth(category.createdAt.prefix(7))?.index)
@@ -73,9 +110,9 @@ public struct BudgetLedger: Sendable {
             histories[id]?.first = first.map { min($0, month) } ?? month
         }
         for transaction in transactions {
-            guard let month = BudgetMonth(transaction.date.prefix(7))?.index else { continue }
-            histories[transaction.categoryId]?.spent[month, default: 0] += transaction.amount
-            note(month, for: transaction.categoryId)
+            guard let categoryID = transaction.categoryId, let month = BudgetMonth(transaction.date.prefix(7))?.index else { continue }
+            histories[categoryID]?.spent[month, default: 0] += transaction.amount
+            note(month, for: categoryID)
         }
         for budget in budgets {
             guard let month = BudgetMonth(budget.month)?.index else { continue }
@@ -83,6 +120,47 @@ public struct BudgetLedger: Sendable {
             note(month, for: budget.categoryId)
         }
         self.histories = histories
+
+        var balances: [Int: AccountBalances] = [:]
+        for account in accounts {
+            balances[account.id] = AccountBalances(
+                accountId: account.id, balance: account.openingBalance, clearedBalance: account.openingBalance, unclearedBalance: 0)
+        }
+        for transaction in transactions {
+            guard let accountID = transaction.accountId, balances[accountID] != nil else { continue }
+            balances[accountID]?.balance -= transaction.amount
+            if transaction.cleared == .uncleared {
+                balances[accountID]?.unclearedBalance -= transaction.amount
+            } else {
+                balances[accountID]?.clearedBalance -= transaction.amount
+            }
+        }
+        self.balances = balances
+
+        // docs/accounts.md: a transaction counts in the budget's income and uncategorised when its account is
+        // on budget, it has no category, and it is not a transfer whose other side is in an on-budget account
+        // (money moving inside the budget). An account or other side the app does not hold counts as the
+        // server's joins do: an unknown account is not on budget, an unknown other side is not either.
+        let onBudget = Set(accounts.filter(\.onBudget).map(\.id))
+        var accountOfTransaction: [Int: Int] = [:]
+        for transaction in transactions {
+            if let accountID = transaction.accountId { accountOfTransaction[transaction.id] = accountID }
+        }
+        var income: [Int: Decimal] = [:], uncategorised: [Int: Decimal] = [:]
+        for transaction in transactions {
+            guard transaction.categoryId == nil, let accountID = transaction.accountId, onBudget.contains(accountID),
+                  let month = BudgetMonth(transaction.date.prefix(7))?.index else { continue }
+            if let otherSide = transaction.transferId, let otherAccount = accountOfTransaction[otherSide], onBudget.contains(otherAccount) {
+                continue
+            }
+            if transaction.amount < 0 {
+                income[month, default: 0] -= transaction.amount
+            } else if transaction.amount > 0 {
+                uncategorised[month, default: 0] += transaction.amount
+            }
+        }
+        self.income = income
+        self.uncategorised = uncategorised
     }
 
     /// The category's figures in `month`; nil for a category the ledger does not hold.
@@ -106,5 +184,30 @@ public struct BudgetLedger: Sendable {
     /// Every category's figures in `month`, by id, as `GET /months/{month}` lists them.
     public func figures(in month: BudgetMonth) -> [CategoryMonth] {
         histories.keys.sorted().compactMap { figures(of: $0, in: month) }
+    }
+
+    /// The account's balances from the transactions held; nil for an account the ledger does not hold.
+    public func balances(of accountID: Int) -> AccountBalances? {
+        balances[accountID]
+    }
+
+    /// The month's totals over the categories and its income, uncategorised spending and what is left to
+    /// budget (docs/accounts.md, Income, uncategorised and what is left to budget).
+    public func summary(in month: BudgetMonth) -> MonthSummary {
+        let categories = figures(in: month)
+        let earned = income.reduce(Decimal(0)) { $1.key <= month.index ? $0 + $1.value : $0 }
+        var given: Decimal = 0
+        for history in histories.values {
+            guard let first = history.first, first <= month.index else { continue }
+            // Every month from the category's first through this one: its budget there, else its amount.
+            for index in first...month.index {
+                given += history.overrides[index] ?? history.category.amount
+            }
+        }
+        return MonthSummary(
+            month: month,
+            budgeted: categories.reduce(0) { $0 + $1.budgeted }, spent: categories.reduce(0) { $0 + $1.spent },
+            carried: categories.reduce(0) { $0 + $1.carried }, remaining: categories.reduce(0) { $0 + $1.remaining },
+            income: income[month.index] ?? 0, uncategorised: uncategorised[month.index] ?? 0, toBeBudgeted: earned - given)
     }
 }

@@ -20,14 +20,87 @@ public struct BudgetCategory: Sendable, Hashable, Decodable {
 }
 
 /// A transaction as `/transactions` answers it (docs/api.md); `record.decode(BudgetTransaction.self)`.
+///
+/// `amount` above zero is money out, below zero money in (docs/accounts.md, Signs).
 public struct BudgetTransaction: Sendable, Hashable, Decodable {
     public var id: Int
-    public var categoryId: Int
+    /// Nil only for a transaction in an account: then it is income or uncategorised spending by its sign
+    /// (docs/accounts.md).
+    public var categoryId: Int?
     public var title: String
     public var amount: Decimal
     /// A calendar day, `YYYY-MM-DD`: not an instant, so not a `Date`.
     public var date: String
     public var note: String?
+    /// The account the money moved in; nil for a transaction kept in its category alone.
+    public var accountId: Int?
+    /// Whether the bank has it; `.uncleared` when the record has no `cleared` (a server before accounts).
+    public var cleared: ClearedState
+    /// Who was paid or who paid.
+    public var payee: String?
+    /// For one side of a transfer, the other side's id.
+    public var transferId: Int?
+    public var createdAt: String
+    public var updatedAt: String
+    public var version: Int
+
+    private enum CodingKeys: String, CodingKey {
+        case id, categoryId, title, amount, date, note, accountId, cleared, payee, transferId, createdAt, updatedAt, version
+    }
+
+    /// Records from a server before accounts have none of the account members; they decode as a transaction
+    /// in no account, uncleared.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        id = try container.decode(Int.self, forKey: .id)
+        categoryId = try container.decodeIfPresent(Int.self, forKey: .categoryId)
+        title = try container.decode(String.self, forKey: .title)
+        amount = try container.decode(Decimal.self, forKey: .amount)
+        date = try container.decode(String.self, forKey: .date)
+        note = try container.decodeIfPresent(String.self, forKey: .note)
+        accountId = try container.decodeIfPresent(Int.self, forKey: .accountId)
+        cleared = try container.decodeIfPresent(ClearedState.self, forKey: .cleared) ?? .uncleared
+        payee = try container.decodeIfPresent(String.self, forKey: .payee)
+        transferId = try container.decodeIfPresent(Int.self, forKey: .transferId)
+        createdAt = try container.decode(String.self, forKey: .createdAt)
+        updatedAt = try container.decode(String.self, forKey: .updatedAt)
+        version = try container.decode(Int.self, forKey: .version)
+    }
+}
+
+/// Whether the bank has seen a transaction (docs/accounts.md, Balances).
+public enum ClearedState: String, Sendable, Hashable, Decodable {
+    /// Not yet seen at the bank: counts in `balance` and `unclearedBalance`.
+    case uncleared
+    /// The bank has it: counts in `balance` and `clearedBalance`.
+    case cleared
+    /// Matched to a bank statement; counts as cleared, and the server locks its amount, date and account.
+    case reconciled
+}
+
+/// An account as `/accounts` answers it (docs/accounts.md); `record.decode(BudgetAccount.self)`.
+///
+/// `balance`, `clearedBalance` and `unclearedBalance` are as the server computed them when it last wrote
+/// this record: a transaction written since changes them without changing the account, so the feed does
+/// not bring them up to date. `BudgetLedger.balances(of:)` computes them from the transactions held.
+public struct BudgetAccount: Sendable, Hashable, Decodable {
+    public var id: Int
+    public var name: String
+    /// `checking`, `savings`, `cash`, `credit`, `loan`, `investment` or `other`.
+    public var type: String
+    /// Whether money coming into it without a category is income (docs/accounts.md, On budget and off budget).
+    public var onBudget: Bool
+    public var closed: Bool
+    public var note: String?
+    /// What it held before its first transaction here; counts in every balance, and is not income.
+    public var openingBalance: Decimal
+    /// `YYYY-MM-DD`.
+    public var openedOn: String
+    public var balance: Decimal
+    public var clearedBalance: Decimal
+    public var unclearedBalance: Decimal
+    /// When a reconcile last matched a bank statement; nil if never.
+    public var lastReconciledAt: String?
     public var createdAt: String
     public var updatedAt: String
     public var version: Int

@@ -80,15 +80,15 @@ import APITestSupport
             let months = try await app.request("GET", "/months?from=2025-11&to=2026-01")
             #expect(months.status == 200)
             #expect(months.text == #"""
-                [{"month":"2025-11","budgeted":200.00,"spent":300.00,"carried":0.00,"remaining":-100.00},\#
-                {"month":"2025-12","budgeted":200.00,"spent":20.00,"carried":-50.00,"remaining":130.00},\#
-                {"month":"2026-01","budgeted":200.00,"spent":0.00,"carried":30.00,"remaining":230.00}]
+                [{"month":"2025-11","budgeted":200.00,"spent":300.00,"carried":0.00,"remaining":-100.00,"income":0.00,"uncategorised":0.00,"toBeBudgeted":-200.00},\#
+                {"month":"2025-12","budgeted":200.00,"spent":20.00,"carried":-50.00,"remaining":130.00,"income":0.00,"uncategorised":0.00,"toBeBudgeted":-400.00},\#
+                {"month":"2026-01","budgeted":200.00,"spent":0.00,"carried":30.00,"remaining":230.00,"income":0.00,"uncategorised":0.00,"toBeBudgeted":-600.00}]
                 """#)
             #expect(months.header("X-Sync-Seq") != nil)
 
             let december = try await app.request("GET", "/months/2025-12")
             #expect(december.status == 200)
-            #expect(december.text.hasPrefix(#"{"month":"2025-12","budgeted":200.00,"spent":20.00,"carried":-50.00,"remaining":130.00,"categories":[{"id":1,"#))
+            #expect(december.text.hasPrefix(#"{"month":"2025-12","budgeted":200.00,"spent":20.00,"carried":-50.00,"remaining":130.00,"income":0.00,"uncategorised":0.00,"toBeBudgeted":-400.00,"categories":[{"id":1,"#))
             let categories = try #require(december.object["categories"] as? [[String: Any]])
             #expect(categories.map { $0["id"] as? Int } == [1, 2])
             // Each row is the category's own month answer.
@@ -214,9 +214,9 @@ import APITestSupport
             let missing = try await app.request("GET", "/months?from=2026-01")
             #expect(missing.status == 400 && missing.problemFields == ["to"])
             #expect(try await app.request("GET", "/months?from=2026-01&to=2026-01").text
-                == #"[{"month":"2026-01","budgeted":0.00,"spent":0.00,"carried":0.00,"remaining":0.00}]"#)
+                == #"[{"month":"2026-01","budgeted":0.00,"spent":0.00,"carried":0.00,"remaining":0.00,"income":0.00,"uncategorised":0.00,"toBeBudgeted":0.00}]"#)
             #expect(try await app.request("GET", "/months/2026-01").text
-                == #"{"month":"2026-01","budgeted":0.00,"spent":0.00,"carried":0.00,"remaining":0.00,"categories":[]}"#)
+                == #"{"month":"2026-01","budgeted":0.00,"spent":0.00,"carried":0.00,"remaining":0.00,"income":0.00,"uncategorised":0.00,"toBeBudgeted":0.00,"categories":[]}"#)
         }
     }
 

@@ -16,8 +16,9 @@ struct MonthRoutes: Sendable {
         router.get("/reports/spending") { request, database in try await spending(request, database: database) }
     }
 
-    /// `{month, budgeted, spent, carried, remaining, categories: [...]}`: the totals over the categories, and
-    /// each category as `GET /categories?month=` answers it, by id.
+    /// `{month, budgeted, spent, carried, remaining, income, uncategorised, toBeBudgeted, categories: [...]}`:
+    /// the totals over the categories, the budget's income (docs/accounts.md), and each category as
+    /// `GET /categories?month=` answers it, by id.
     func month(_ request: Request, database: Database) async throws -> Response {
         let choice = try MonthChoice(request.parameters["month"] ?? "", parameter: "month")
         let result = try await database.query(MonthQueries.month(choice.sql(clock), in: database.ledger))
@@ -27,7 +28,7 @@ struct MonthRoutes: Sendable {
         body += CategoryRecord.monthShape.record.jsonArray(result, from: MonthQueries.monthRecordColumn)
         body.append(UInt8(ascii: "}"))
         var response = Response.json(body)
-        response.syncSeq = try result[0].decode(Int64.self, at: 5)
+        response.syncSeq = try result[0].decode(Int64.self, at: MonthQueries.positionColumn)
         return response
     }
 
@@ -36,7 +37,7 @@ struct MonthRoutes: Sendable {
         let range = try MonthRange(request)
         let result = try await database.query(MonthQueries.summaries(range, in: database.ledger))
         var response = Response.json(JSONArray.joining(result.map { MonthQueries.summary.json($0, from: 0) }))
-        response.syncSeq = try result[0].decode(Int64.self, at: 5)
+        response.syncSeq = try result[0].decode(Int64.self, at: MonthQueries.positionColumn)
         return response
     }
 
