@@ -157,3 +157,18 @@ extension OverRealSockets {
         }
     }
 }
+
+/// `Limits.maxBodyBytesByPath`: a route's larger limit holds wherever the route sits, behind a prefix or an
+/// owner's id, and nowhere else.
+@Suite struct BodyLimitByPathTests {
+    @Test func aPathsLimitMatchesItsEndOnASegmentBoundary() {
+        var limits = Limits(maxBodyBytes: 1024)
+        limits.maxBodyBytesByPath = ["/transactions/import": 16 * 1024]
+        for path in ["/transactions/import", "/ledgers/7/transactions/import", "/accounts/3/transactions/import"] {
+            #expect(limits.maxBodyBytes(forPath: path) == 16 * 1024, "\(path)")
+        }
+        for path in ["/transactions", "/transactions/import/x", "/mytransactions/import", "/transactions/importer"] {
+            #expect(limits.maxBodyBytes(forPath: path) == 1024, "\(path)")
+        }
+    }
+}
