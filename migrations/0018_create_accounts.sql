@@ -154,8 +154,11 @@ COMMENT ON TRIGGER transactions_mirror_transfer ON transactions IS 'Keeps the tw
 CREATE FUNCTION refuse_reconciled_change() RETURNS trigger
 LANGUAGE plpgsql AS $$
 BEGIN
+    -- COLUMN names the first locked member the update changed, by its API name, for the answer's field.
     RAISE EXCEPTION 'transaction % is reconciled: its amount, date and account are locked', OLD.id
         USING ERRCODE = 'check_violation', CONSTRAINT = 'transactions_reconciled_locked',
+              COLUMN = CASE WHEN OLD.amount IS DISTINCT FROM NEW.amount THEN 'amount'
+                            WHEN OLD.date IS DISTINCT FROM NEW.date THEN 'date' ELSE 'accountId' END,
               HINT = 'set cleared to "cleared" first';
 END;
 $$;

@@ -107,7 +107,11 @@ import APITestSupport
             let locked = try await app.request("PATCH", "/transactions/1", json: #"{"amount":"450.00"}"#)
             #expect(locked.status == 409 && locked.problemFields == ["amount"], "\(locked.text)")
             #expect(locked.text.contains("reconciled"))
-            #expect(try await app.request("PATCH", "/transactions/1", json: #"{"date":"2026-11-04"}"#).status == 409)
+            // The 409 names the locked member the write changed.
+            let date = try await app.request("PATCH", "/transactions/1", json: #"{"date":"2026-11-04"}"#)
+            #expect(date.status == 409 && date.problemFields == ["date"], "\(date.text)")
+            let account = try await app.request("PATCH", "/transactions/1", json: #"{"accountId":null,"categoryId":1}"#)
+            #expect(account.status == 409 && account.problemFields == ["accountId"], "\(account.text)")
             #expect(try await app.request("PUT", "/transactions/1", json: #"{"accountId":1,"title":"Rent","amount":"401.00","date":"2026-11-03"}"#).status == 409)
             #expect(try await app.scalar("SELECT amount || ' ' || date || ' ' || version FROM transactions WHERE id = 1") == "400.00 2026-11-03 2")
 

@@ -69,8 +69,9 @@ extension APIError {
         case (SQLState.checkViolation, "transactions_account_or_category"):
             self = .invalidFields([.init(field: "categoryId", message: "is required unless the transaction has an accountId")])
         case (SQLState.checkViolation, "transactions_reconciled_locked"):
+            // The trigger names the locked member the write changed (migrations/0018).
             self = .conflict(
-                field: "amount",
+                field: error.column ?? "amount",
                 detail: "the transaction is reconciled: its amount, date and accountId are locked until its cleared is set back to cleared")
         case (SQLState.invalidRegularExpression, _):
             // An invalid `_like` (or `:like`) pattern is the client's mistake, a 400, not json-server's 500
