@@ -65,7 +65,7 @@ public enum BudgetApp {
     public static let maxBodyBytesByPath = [StatementImport.path: StatementImport.maxBodyBytes]
 
     /// Headers a browser app may read from our answers (docs/json-server.md).
-    static let exposedHeaders = ["X-Total-Count", "Link", "Location", "ETag", "X-Sync-Seq", "Idempotent-Replayed", "Retry-After"]
+    static let exposedHeaders = ["X-Total-Count", "Link", "Location", "Content-Location", "ETag", "X-Sync-Seq", "Idempotent-Replayed", "Retry-After"]
 
     /// Every answer must be revalidated before a cache reuses it, as json-server's answers say (with its exact
     /// fields, for HTTP/1.0 caches too): with our ETags a revalidation is a cheap 304.

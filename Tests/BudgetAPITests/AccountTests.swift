@@ -91,6 +91,9 @@ import APITestSupport
             // The category counts its transactions as before, whatever account they are in.
             #expect(try await app.request("GET", "/categories/1").object["spent"] as? Double == 70.25)
 
+            // `_expand=category` on a transaction without one: null, as openapi.yaml has it.
+            let expanded = try await app.request("GET", "/transactions/\(salary.object["id"] as? Int ?? 0)?_expand=category")
+            #expect(expanded.status == 200 && expanded.object["category"] is NSNull, "\(expanded.text)")
             let nested = try await app.request("GET", "/accounts/1/transactions?_sort=amount")
             #expect(nested.array.map { $0["title"] as? String } == ["Salary", "Refund", "Food"])
             #expect(try await app.request("GET", "/accounts/9/transactions").status == 404)

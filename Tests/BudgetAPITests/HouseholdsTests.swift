@@ -54,6 +54,11 @@ import APITestSupport
             #expect(plainCreated.header("Location")?.hasPrefix("/categories/") == true)
             let generic = try await app.request("POST", "/ledgers/1/posts", json: #"{"title":"b"}"#)
             #expect(generic.header("Location")?.hasPrefix("/ledgers/1/posts/") == true)
+            // Content-Location keeps the prefix too (a reconcile answers the account it changed).
+            let account = try await app.request("POST", "/ledgers/1/accounts", json: #"{"name":"Cash","type":"cash"}"#)
+            let accountPath = try #require(account.header("Location"))
+            let reconciled = try await app.request("POST", accountPath + "/reconcile", json: #"{"balance":0,"date":"2026-11-30"}"#)
+            #expect(reconciled.status == 200 && reconciled.header("Content-Location") == accountPath, "\(reconciled.text)")
             for path in ["/ledgers/2/categories", "/ledgers/abc/categories", "/ledgers/-1/categories", "/ledgers/99999999999999999999999/categories",
                          "/ledgers/1/health", "/ledgers/1/metrics", "/ledgers/1/auth/me", "/ledgers/1/ledgers"] {
                 let response = try await app.request("GET", path)

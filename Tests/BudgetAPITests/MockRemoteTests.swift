@@ -35,7 +35,7 @@ import APITestSupport
             for response in answers {
                 // Without an Origin too: a cache in front may hand the answer to a browser that sent one.
                 #expect(response.header("Access-Control-Expose-Headers")
-                    == "X-Total-Count, Link, Location, ETag, X-Sync-Seq, Idempotent-Replayed, Retry-After")
+                    == "X-Total-Count, Link, Location, Content-Location, ETag, X-Sync-Seq, Idempotent-Replayed, Retry-After")
                 #expect(response.header("Cache-Control") == "no-cache")
                 #expect(response.header("Pragma") == "no-cache")
                 #expect(response.header("Expires") == "-1")

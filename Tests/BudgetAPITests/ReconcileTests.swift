@@ -48,7 +48,11 @@ import APITestSupport
         try await Self.withAccount { app in
             let reconciled = try await Self.reconcile(app, #"{"balance":"2600.00","date":"2026-11-30"}"#)
             #expect(reconciled.status == 200, "\(reconciled.text)")
-            #expect(reconciled.text == (try await app.request("GET", "/accounts/1").text), "the account as GET /accounts/1 renders it")
+            let account = try await app.request("GET", "/accounts/1")
+            #expect(reconciled.text == account.text, "the account as GET /accounts/1 renders it")
+            // RFC 9110 §8.7: Content-Location names that resource, and the ETag is the one its GET gives.
+            #expect(reconciled.header("Content-Location") == "/accounts/1")
+            #expect(reconciled.header("ETag") != nil && reconciled.header("ETag") == account.header("ETag"))
             #expect(reconciled.object["lastReconciledAt"] is String, "\(reconciled.text)")
             #expect(reconciled.object["version"] as? Int == 2)
             // Rent and Salary: reconciled; Coffee is not cleared, Later is after the statement.

@@ -42,7 +42,11 @@ struct ReconcileRoutes: Sendable {
             }
             return json
         }
-        return .json(json)
+        // The body is the account as GET /accounts/{id} answers it: Content-Location says so, and the ETag
+        // the server's tagging gives it for that is the one the GET gives (RFC 9110 §8.7).
+        var response = Response.json(json)
+        response.headers.add("Content-Location", "/\(Accounts.collection)/\(id)")
+        return response
     }
 
     /// The record `read` reads, as its GET renders it; nil when there is none.

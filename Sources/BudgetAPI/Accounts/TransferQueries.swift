@@ -5,12 +5,16 @@ import Postgres
 enum TransferQueries {
     /// One row per id of `lookup` that the ledger holds: `(member, name, on_budget)` for each account, keyed by
     /// the member that named it (`fromAccountId`, `toAccountId`), and `('categoryId', title, NULL)` for the
-    /// category. One statement, so that a body with several wrong ids is answered with all of them.
+    /// category. One statement, so that a body with several wrong ids is answered with all of them. The
+    /// accounts are read `FOR SHARE`: until the transfer's transaction ends, neither can be deleted nor taken
+    /// off budget, so the rules checked against this answer still hold when the sides are written.
     static func lookup(_ lookup: TransferLookup, in ledger: LedgerID) -> Query {
         """
-        SELECT named.member, \(unsafeSQL: Accounts.alias).name::text, \(unsafeSQL: Accounts.alias).on_budget
-        FROM (VALUES ('fromAccountId', \(lookup.fromAccountID)::bigint), ('toAccountId', \(lookup.toAccountID)::bigint)) AS named (member, id)
-        JOIN \(Accounts.table) ON \(Accounts.inLedger(ledger)) AND \(Accounts.idColumn) = named.id
+        SELECT * FROM (
+            SELECT named.member, \(unsafeSQL: Accounts.alias).name::text, \(unsafeSQL: Accounts.alias).on_budget
+            FROM (VALUES ('fromAccountId', \(lookup.fromAccountID)::bigint), ('toAccountId', \(lookup.toAccountID)::bigint)) AS named (member, id)
+            JOIN \(Accounts.table) ON \(Accounts.inLedger(ledger)) AND \(Accounts.idColumn) = named.id
+            FOR SHARE OF \(unsafeSQL: Accounts.alias)) accounts
         UNION ALL
         SELECT 'categoryId', NULL::text, NULL::boolean
         FROM \(Categories.table) WHERE \(Categories.inLedger(ledger)) AND \(Categories.idColumn) = \(lookup.categoryID)::bigint

@@ -22,13 +22,16 @@ struct TransferRoutes: Sendable {
     /// in another: `201 {"from": …, "to": …}` with each side as `GET /transactions/{id}` renders it, and
     /// `Location` naming the from side.
     func create(_ request: Request, database: Database) async throws -> Response {
-        var transfer = try TransferRequest(try RequestBody.object(request))
+        let transfer = try TransferRequest(try RequestBody.object(request))
         let lookup = transfer.lookedUp
-        let facts = lookup.isEmpty
-            ? TransferFacts() : try await TransferFacts(database.query(TransferQueries.lookup(lookup, in: database.ledger)))
-        let fields = try transfer.validated(against: facts)
-        let written = try await database.query(TransferQueries.insert(fields, today: clock.today, in: database.ledger))
-        let sides = try TransferSides(written)
+        // One transaction: the lookup's share locks keep the accounts as they were read until the insert.
+        let sides = try await database.withinTransaction(commitIf: { _ in true }) { database in
+            let facts = lookup.isEmpty
+                ? TransferFacts() : try await TransferFacts(database.query(TransferQueries.lookup(lookup, in: database.ledger)))
+            var attempt = transfer  // a run again after a serialization failure starts from the request as read
+            let fields = try attempt.validated(against: facts)
+            return try TransferSides(try await database.query(TransferQueries.insert(fields, today: clock.today, in: database.ledger)))
+        }
         var response = Response.json(sides.json, status: .created)
         response.headers.replaceOrAdd("Location", "/\(Transactions.collection)/\(sides.fromID)")
         return response
@@ -179,7 +182,7 @@ struct TransferFields: Sendable {
 }
 
 /// The two transactions the insert wrote, each rendered as `GET /transactions/{id}` renders it.
-struct TransferSides {
+struct TransferSides: Sendable {
     let fromID: Int64
     /// `{"from":{…},"to":{…}}`.
     let json: [UInt8]

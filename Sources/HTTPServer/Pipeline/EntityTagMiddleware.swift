@@ -48,6 +48,10 @@ public struct EntityTagMiddleware: Middleware {
         case (.post, .created):
             // Only then does the body represent a resource the client can later ask for conditionally.
             return response.headers.contains("Location")
+        case (.post, .ok):
+            // RFC 9110 §8.7: a Content-Location says the body is the current representation of that resource,
+            // such as the record an action (not a create) changed.
+            return response.headers.contains("Content-Location")
         default:
             return false
         }

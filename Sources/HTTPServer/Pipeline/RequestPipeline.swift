@@ -35,7 +35,8 @@ public struct RequestPipeline<Context: Sendable>: Handler {
     ///   - headers: fields every answer carries unless it sets them itself (caching rules, say).
     ///   - trustsProxy: whether `Forwarded` and `X-Forwarded-*` describe the client; only when every request
     ///     comes through a proxy that sets them. Otherwise they are ignored, since any client can send them.
-    ///   - scope: a prefix every route serves under (`PathScope`); an answer's `Location` keeps the prefix.
+    ///   - scope: a prefix every route serves under (`PathScope`); an answer's `Location` and
+    ///     `Content-Location` keep the prefix.
     ///   - translate: the error to render for one an endpoint threw; by default the error itself.
     ///   - onAnswer: called with every answer after the observers, e.g. to start work a write enables.
     ///   - authorize: the context one request's endpoint gets, from the request (its credentials, say) and the
@@ -79,8 +80,12 @@ public struct RequestPipeline<Context: Sendable>: Handler {
         } else {
             response = await answer(request, endpoint: endpoint)
         }
-        if !request.pathPrefix.isEmpty, let location = response.headers["Location"], location.hasPrefix("/") {
-            response.headers.replaceOrAdd("Location", request.pathPrefix + location)
+        if !request.pathPrefix.isEmpty {
+            for name in ["Location", "Content-Location"] {
+                if let location = response.headers[name], location.hasPrefix("/") {
+                    response.headers.replaceOrAdd(name, request.pathPrefix + location)
+                }
+            }
         }
         for field in headers where !response.headers.contains(field.name) {
             response.headers.add(field.name, field.value)
