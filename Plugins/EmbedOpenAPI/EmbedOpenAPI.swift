@@ -15,7 +15,7 @@ struct EmbedOpenAPI: BuildToolPlugin {
             .buildCommand(
                 displayName: "Embedding openapi.yaml", executable: tool, arguments: [output.path, document.path],
                 inputFiles: [document], outputFiles: [output]
-            ),
+            )
         ]
     }
 }

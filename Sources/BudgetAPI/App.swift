@@ -99,9 +99,11 @@ public enum BudgetApp {
         let metrics = MetricsRoutes.makeFactory(registry: options.metricsRegistry)
         var router = Router<Database>()
         HealthRoutes(pool: pool, migrator: migrator).register(in: &router)
-        MetricsRoutes(registry: options.metricsRegistry, factory: metrics, pools: [("db_pool", pool), ("db_stream_pool", streamPool)],
-                      notifications: sync.notifications)
-            .register(in: &router)
+        MetricsRoutes(
+            registry: options.metricsRegistry, factory: metrics, pools: [("db_pool", pool), ("db_stream_pool", streamPool)],
+            notifications: sync.notifications
+        )
+        .register(in: &router)
         OpenAPIRoutes().register(in: &router)
         if options.servesHomePage { HomeRoutes(clock: options.clock).register(in: &router) }
         sync.register(in: &router)
@@ -150,7 +152,8 @@ public enum BudgetApp {
         let trustsProxy = options.trustsProxy
         let streams = StreamSettings(pool: streamPool, maxRows: options.maxRows)
         return Service(notifications: sync.notifications, sequencer: sequencer, authCache: authCache, routes: routes.routes) { [routes] reactor in
-            let loopConnections = connectionsPerLoop > 0
+            let loopConnections =
+                connectionsPerLoop > 0
                 ? LoopConnections(reactor: reactor, pool: pool, count: connectionsPerLoop) : nil
             let pipeline = RequestPipeline(
                 router: routes, context: Database(pool: pool, streams: streams, runner: loopConnections), cors: cors,

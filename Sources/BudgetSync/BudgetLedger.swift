@@ -9,10 +9,11 @@ public struct BudgetMonth: Sendable, Hashable, Comparable, CustomStringConvertib
     public init?(_ text: some StringProtocol) {
         let bytes = Array(text.utf8)
         guard bytes.count == 7, bytes[4] == UInt8(ascii: "-"),
-              bytes.enumerated().allSatisfy({ $0.offset == 4 || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0.element) }),
-              let year = Int(String(decoding: bytes[0..<4], as: UTF8.self)),
-              let month = Int(String(decoding: bytes[5..<7], as: UTF8.self)),
-              year >= 1, (1...12).contains(month) else { return nil }
+            bytes.enumerated().allSatisfy({ $0.offset == 4 || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0.element) }),
+            let year = Int(String(decoding: bytes[0..<4], as: UTF8.self)),
+            let month = Int(String(decoding: bytes[5..<7], as: UTF8.self)),
+            year >= 1, (1...12).contains(month)
+        else { return nil }
         index = year * 12 + month - 1
     }
 
@@ -149,7 +150,8 @@ public struct BudgetLedger: Sendable {
         var income: [Int: Decimal] = [:], uncategorised: [Int: Decimal] = [:]
         for transaction in transactions {
             guard transaction.categoryId == nil, let accountID = transaction.accountId, onBudget.contains(accountID),
-                  let month = BudgetMonth(transaction.date.prefix(7))?.index else { continue }
+                let month = BudgetMonth(transaction.date.prefix(7))?.index
+            else { continue }
             if let otherSide = transaction.transferId, let otherAccount = accountOfTransaction[otherSide], onBudget.contains(otherAccount) {
                 continue
             }

@@ -90,7 +90,8 @@ struct JSONScanner {
         guard index < bytes.count else { throw SyncError.malformedAnswer("missing value") }
         let start = index
         switch bytes[index] {
-        case UInt8(ascii: "{"): try container(open: UInt8(ascii: "{"), close: UInt8(ascii: "}")) { scanner in
+        case UInt8(ascii: "{"):
+            try container(open: UInt8(ascii: "{"), close: UInt8(ascii: "}")) { scanner in
                 _ = try scanner.skipString()
                 try scanner.expect(UInt8(ascii: ":"))
                 _ = try scanner.value()

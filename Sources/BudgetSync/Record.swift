@@ -87,7 +87,7 @@ struct ChangePage {
         let bytes = [UInt8](body)
         let top = try JSONScanner.members(of: bytes, in: bytes.indices)
         guard let changesRange = top["changes"], let lastRange = top["lastSeq"], let moreRange = top["hasMore"],
-              let lastSeq = JSONScanner.integer(in: bytes, at: lastRange)
+            let lastSeq = JSONScanner.integer(in: bytes, at: lastRange)
         else { throw SyncError.malformedAnswer("a /changes page without changes, lastSeq or hasMore") }
         self.lastSeq = lastSeq
         hasMore = String(decoding: bytes[moreRange], as: UTF8.self) == "true"

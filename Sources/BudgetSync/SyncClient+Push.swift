@@ -113,8 +113,8 @@ extension SyncClient {
                 // timeout or "too many requests" is no verdict on the write: those stop the push, queue intact.
                 let problem = Problem(answer.body)
                 guard (400..<500).contains(answer.status), ![408, 425, 429].contains(answer.status),
-                      case .setAside(let setAside) = configuration.rejectionPolicy,
-                      let index = problem.operation, batch.indices.contains(index)
+                    case .setAside(let setAside) = configuration.rejectionPolicy,
+                    let index = problem.operation, batch.indices.contains(index)
                 else { throw SyncError.rejected(status: answer.status, operation: problem.operation, problem: problem.summary) }
                 try await setAside(Rejection(operation: batch[index], status: answer.status, problem: problem.summary))
                 try await store.removeOperations(withKeys: [batch[index].key])

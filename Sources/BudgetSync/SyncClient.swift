@@ -1,6 +1,6 @@
 import Foundation
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// The client half of budget-server's sync protocol (docs/sync.md, docs/budgetsync.md): pulls the
@@ -37,8 +37,9 @@ public actor SyncClient {
         /// `server/ledgers/{ledger}/…` with `Authorization: Bearer <token>`, so the feed, the pushes and the
         /// idempotency keys are that ledger's alone.
         public init(server: URL, ledger: Int64, token: String, collections: [String], deviceID: String) {
-            self.init(baseURL: server.appendingPathComponent("ledgers").appendingPathComponent(String(ledger)),
-                      collections: collections, deviceID: deviceID)
+            self.init(
+                baseURL: server.appendingPathComponent("ledgers").appendingPathComponent(String(ledger)),
+                collections: collections, deviceID: deviceID)
             headers["Authorization"] = "Bearer \(token)"
         }
     }
@@ -81,8 +82,9 @@ public actor SyncClient {
             try Task.checkCancellation()
             var query = "since=\(cursor)&limit=\(configuration.pageLimit)"
             if live && isCaughtUp { query += "&wait=\(configuration.longPollSeconds)" }
-            let answer = try await sendRetrying("GET", "/changes?" + query, body: nil,
-                                                timeout: TimeInterval(configuration.longPollSeconds + 30))
+            let answer = try await sendRetrying(
+                "GET", "/changes?" + query, body: nil,
+                timeout: TimeInterval(configuration.longPollSeconds + 30))
             switch answer.status {
             case 200:
                 let page = try ChangePage(parsing: answer.body)

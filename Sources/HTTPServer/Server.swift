@@ -57,7 +57,11 @@ public final class Server: Sendable {
     /// Stops accepting, lets requests in flight finish within `gracePeriod`, closes idle
     /// keep-alive connections, and returns once every loop has ended.
     public func shutdown(gracePeriod: Duration = .seconds(10)) async {
-        guard let stopping = running.withLock({ running in defer { running = nil }; return running }) else { return }
+        guard
+            let stopping = running.withLock({ running in
+                defer { running = nil }; return running
+            })
+        else { return }
         let deadline = ContinuousClock.now + gracePeriod
         // First of all, so that every answer from here on says `Connection: close`, however long the rest takes.
         for loop in stopping.loops { loop.beginStopping() }

@@ -48,15 +48,18 @@ public struct ClusterPlacement: Equatable, Sendable {
         let home = CommandRunner.postgresHome()
         let hasHome = home.map { FileManager.default.fileExists(atPath: $0) } ?? false
         let holdsFiles = !((try? FileManager.default.contentsOfDirectory(atPath: asked.path)) ?? []).isEmpty
-        switch decide(runsAsPostgresUser: runner.runsAsPostgresUser, blockedFolder: blocked,
-                      holdsFiles: holdsFiles, hasHomeFolder: hasHome) {
+        switch decide(
+            runsAsPostgresUser: runner.runsAsPostgresUser, blockedFolder: blocked,
+            holdsFiles: holdsFiles, hasHomeFolder: hasHome)
+        {
         case .runWhereAsked:
             return ClusterPlacement(directory: asked, blockedFolder: nil)
         case .refuse(let folder):
             throw LocalClusterError.directoryNotAccessible(path: asked.path, blockedFolder: folder)
         case .move(let folder):
-            let moved = try makeFolder(in: URL(fileURLWithPath: home!).appendingPathComponent("budget-server"),
-                                       namedAfter: asked.lastPathComponent, runner: runner)
+            let moved = try makeFolder(
+                in: URL(fileURLWithPath: home!).appendingPathComponent("budget-server"),
+                namedAfter: asked.lastPathComponent, runner: runner)
             try? FileManager.default.removeItem(at: asked)  // an empty folder, or nothing
             try FileManager.default.createDirectory(at: asked.deletingLastPathComponent(), withIntermediateDirectories: true)
             try FileManager.default.createSymbolicLink(at: asked, withDestinationURL: moved)

@@ -41,8 +41,9 @@ struct CommandRunner: Sendable {
         var pid = pid_t()
         let spawnError = posix_spawn(&pid, argv[0], &actions, nil, cArguments, environ)
         guard spawnError == 0 else {
-            throw LocalClusterError.commandFailed(command: argv.joined(separator: " "), status: -1,
-                                                  output: String(cString: strerror(spawnError)))
+            throw LocalClusterError.commandFailed(
+                command: argv.joined(separator: " "), status: -1,
+                output: String(cString: strerror(spawnError)))
         }
         var waitStatus: Int32 = 0
         while waitpid(pid, &waitStatus, 0) == -1 && errno == EINTR {}
@@ -84,12 +85,14 @@ struct CommandRunner: Sendable {
         var buffer = [CChar](repeating: 0, count: 16 * 1024)
         return buffer.withUnsafeMutableBufferPointer { storage in
             guard let start = storage.baseAddress, getpwnam_r("postgres", &entry, start, storage.count, &found) == 0, found != nil,
-                  let home = entry.pw_dir else { return nil }
+                let home = entry.pw_dir
+            else { return nil }
             return String(cString: home)
         }
     }
 
-    private static let runuserPath = ["/usr/sbin/runuser", "/sbin/runuser", "/usr/bin/runuser"]
+    private static let runuserPath =
+        ["/usr/sbin/runuser", "/sbin/runuser", "/usr/bin/runuser"]
         .first(where: { FileManager.default.isExecutableFile(atPath: $0) }) ?? "/usr/sbin/runuser"
 
     private typealias AddCloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32

@@ -74,8 +74,9 @@ public struct LocalCluster: Sendable {
         }
         logger.info("starting PostgreSQL cluster", metadata: ["directory": "\(directory.path)"])
         do {
-            try runner.runChecked(try programs.program("pg_ctl"),
-                                  ["start", "-D", dataDirectory, "-l", logFile, "-w", "-t", "60", "-s"])
+            try runner.runChecked(
+                try programs.program("pg_ctl"),
+                ["start", "-D", dataDirectory, "-l", logFile, "-w", "-t", "60", "-s"])
         } catch LocalClusterError.commandFailed(let command, let status, let output) {
             // pg_ctl says little; the reason (bad setting, port in use, permissions) is in the server log.
             let log = (try? String(contentsOfFile: logFile, encoding: .utf8)) ?? ""
@@ -116,11 +117,15 @@ public struct LocalCluster: Sendable {
     /// process is taken to be ours.
     public func postmasterPID() -> pid_t? {
         guard let text = try? String(contentsOfFile: "\(dataDirectory)/postmaster.pid", encoding: .utf8),
-              let line = text.split(separator: "\n").first, let postmaster = pid_t(line), postmaster > 0,
-              kill(postmaster, 0) == 0 || errno == EPERM else { return nil }
+            let line = text.split(separator: "\n").first, let postmaster = pid_t(line), postmaster > 0,
+            kill(postmaster, 0) == 0 || errno == EPERM
+        else { return nil }
         // A zombie is a dead postmaster whose parent has not reaped it yet (state Z in /proc/PID/stat).
         if let stat = try? String(contentsOfFile: "/proc/\(postmaster)/stat", encoding: .utf8),
-           let close = stat.lastIndex(of: ")"), stat[close...].dropFirst(2).first == "Z" { return nil }
+            let close = stat.lastIndex(of: ")"), stat[close...].dropFirst(2).first == "Z"
+        {
+            return nil
+        }
         guard let workingDirectory = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(postmaster)/cwd") else {
             return postmaster
         }
@@ -150,10 +155,12 @@ public struct LocalCluster: Sendable {
         logger.info("creating PostgreSQL cluster", metadata: ["directory": "\(directory.path)"])
         // Trust applies to the Unix socket only, which lives in a folder owned by the server's user;
         // TCP is refused outright (and not listened on either).
-        try runner.runChecked(try programs.program("initdb"), [
-            "-D", dataDirectory, "--username=postgres", "--auth-local=trust", "--auth-host=reject",
-            "--encoding=UTF8", "--locale=C",
-        ])
+        try runner.runChecked(
+            try programs.program("initdb"),
+            [
+                "-D", dataDirectory, "--username=postgres", "--auth-local=trust", "--auth-host=reject",
+                "--encoding=UTF8", "--locale=C",
+            ])
         let mainConfig = "\(dataDirectory)/postgresql.conf"
         let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: mainConfig))
         defer { try? handle.close() }
@@ -165,8 +172,10 @@ public struct LocalCluster: Sendable {
 
     /// Rewrites the settings file at every start, so a moved folder still gets the right socket directory.
     private func writeSettings() throws {
-        var lines = ["listen_addresses = ''", "unix_socket_directories = \(Self.quoted(socketDirectory))",
-                     "port = \(Self.port)"]
+        var lines = [
+            "listen_addresses = ''", "unix_socket_directories = \(Self.quoted(socketDirectory))",
+            "port = \(Self.port)",
+        ]
         lines += settings.sorted(by: { $0.key < $1.key }).map { "\($0.key) = \(Self.quoted($0.value))" }
         let path = "\(dataDirectory)/\(Self.settingsFileName)"
         try (lines.joined(separator: "\n") + "\n").write(toFile: path, atomically: false, encoding: .utf8)

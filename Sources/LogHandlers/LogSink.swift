@@ -2,7 +2,7 @@ import Sockets
 import Synchronization
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Takes finished log lines from any thread and writes them to a file descriptor from a thread of its own.

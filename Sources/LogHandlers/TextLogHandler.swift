@@ -2,7 +2,7 @@ import Logging
 import Synchronization
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Writes each log event as one human-readable line into a `LogSink`, in swift-log's `StreamLogHandler`

@@ -37,13 +37,16 @@ public final class BackgroundDrain: Sendable {
     ///     processed something, at most once per `maintenanceInterval`; nil for none.
     ///   - onProgress: called on the drain's thread after a drain that processed something, with the text of
     ///     the second column of each statement run that did (when the statement answers one), in run order.
-    public init(url: String, statement: Query, batchSize: Int, name: String, minimumInterval: Duration = .zero,
-                maintenance: String? = nil, maintenanceInterval: Duration = .seconds(1),
-                sweepInterval: Duration = .seconds(1), statementTimeout: Duration = .seconds(10), logger: Logger,
-                onProgress: @escaping @Sendable ([String]) -> Void = { _ in }) {
-        core = DrainCore(url: url, statement: statement, batchSize: batchSize, minimumInterval: minimumInterval,
-                         maintenance: maintenance, maintenanceInterval: maintenanceInterval, sweepInterval: sweepInterval,
-                         statementTimeout: statementTimeout, logger: logger, onProgress: onProgress)
+    public init(
+        url: String, statement: Query, batchSize: Int, name: String, minimumInterval: Duration = .zero,
+        maintenance: String? = nil, maintenanceInterval: Duration = .seconds(1),
+        sweepInterval: Duration = .seconds(1), statementTimeout: Duration = .seconds(10), logger: Logger,
+        onProgress: @escaping @Sendable ([String]) -> Void = { _ in }
+    ) {
+        core = DrainCore(
+            url: url, statement: statement, batchSize: batchSize, minimumInterval: minimumInterval,
+            maintenance: maintenance, maintenanceInterval: maintenanceInterval, sweepInterval: sweepInterval,
+            statementTimeout: statementTimeout, logger: logger, onProgress: onProgress)
         let thread = Thread { [core] in core.run() }
         thread.name = name
         thread.start()

@@ -52,9 +52,10 @@ extension Connection {
         var notifications: [ReceivedNotification] = []
         while let notify = PQnotifies(handle) {
             // libpq allocates the struct and its strings in one block, freed by one PQfreemem.
-            notifications.append(ReceivedNotification(
-                channel: String(cString: notify.pointee.relname),
-                payload: notify.pointee.extra.map { String(cString: $0) } ?? ""))
+            notifications.append(
+                ReceivedNotification(
+                    channel: String(cString: notify.pointee.relname),
+                    payload: notify.pointee.extra.map { String(cString: $0) } ?? ""))
             PQfreemem(notify)
         }
         return notifications

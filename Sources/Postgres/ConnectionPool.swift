@@ -42,10 +42,11 @@ public final class ConnectionPool: Sendable {
     /// `shutdown()`, `.connectionFailed` while the server cannot be reached, or whatever `body` throws.
     public func withConnection<T: Sendable>(_ body: @escaping @Sendable (Connection) throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
-            enqueue(PoolJob(
-                enqueuedAt: .now,
-                run: { connection in continuation.resume(with: Result { try body(connection) }) },
-                fail: { error in continuation.resume(throwing: error) }))
+            enqueue(
+                PoolJob(
+                    enqueuedAt: .now,
+                    run: { connection in continuation.resume(with: Result { try body(connection) }) },
+                    fail: { error in continuation.resume(throwing: error) }))
         }
     }
 

@@ -25,8 +25,9 @@ public struct Cursor: Sendable {
     ///   - name: an identifier the program chose (never user input), unique among the transaction's open cursors.
     ///   - firstCount: rows the first batch asks for, before any row's size is known.
     public init(_ name: String, for query: Query, on connection: Connection, batchBytes: Int = 64 * 1024, firstCount: Int = 64) throws {
-        precondition(name.utf8.allSatisfy { $0 == UInt8(ascii: "_") || (UInt8(ascii: "a")...UInt8(ascii: "z")).contains($0) },
-                     "a cursor name is a lowercase identifier the program chose")
+        precondition(
+            name.utf8.allSatisfy { $0 == UInt8(ascii: "_") || (UInt8(ascii: "a")...UInt8(ascii: "z")).contains($0) },
+            "a cursor name is a lowercase identifier the program chose")
         self.name = name
         self.batchBytes = batchBytes
         nextCount = Self.rounded(firstCount)

@@ -51,9 +51,11 @@ final class DrainCore: @unchecked Sendable {
     private static let initialRetryDelay = Duration.milliseconds(50)
     private static let maximumRetryDelay = Duration.seconds(2)
 
-    init(url: String, statement: Query, batchSize: Int, minimumInterval: Duration, maintenance: String?,
-         maintenanceInterval: Duration, sweepInterval: Duration, statementTimeout: Duration, logger: Logger,
-         onProgress: @escaping @Sendable ([String]) -> Void) {
+    init(
+        url: String, statement: Query, batchSize: Int, minimumInterval: Duration, maintenance: String?,
+        maintenanceInterval: Duration, sweepInterval: Duration, statementTimeout: Duration, logger: Logger,
+        onProgress: @escaping @Sendable ([String]) -> Void
+    ) {
         self.url = url
         self.statement = statement
         self.batchSize = batchSize

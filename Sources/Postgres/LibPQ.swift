@@ -1,7 +1,7 @@
 import CLibPQ
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// What the blocking `Connection` and the event loop's non-blocking `LoopConnection` both need from libpq.

@@ -2,7 +2,7 @@ import CLibPQ
 import Sockets
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A statement for a `LoopConnection`, and whoever waits for its rows.

@@ -2,7 +2,7 @@ import DequeModule
 import Sockets
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The few non-blocking connections of one event loop, for statements its handlers run outside a transaction.
@@ -52,8 +52,9 @@ public final class LoopConnections: StatementRunner, @unchecked Sendable {
         guard pthread_equal(thread, pthread_self()) != 0 else { return try await pool.query(query) }
         try query.checkSendable()
         return try await withCheckedThrowingContinuation { continuation in
-            submit(LoopStatement(
-                query: query, sql: query.sql, completion: { continuation.resume(with: $0) }, submittedAt: .now))
+            submit(
+                LoopStatement(
+                    query: query, sql: query.sql, completion: { continuation.resume(with: $0) }, submittedAt: .now))
         }
     }
 
@@ -103,10 +104,11 @@ public final class LoopConnections: StatementRunner, @unchecked Sendable {
 
     private func runOnPool(_ statement: LoopStatement) {
         let query = statement.query
-        pool.enqueue(PoolJob(
-            enqueuedAt: statement.submittedAt,
-            run: { connection in statement.completion(Result { try connection.query(query) }) },
-            fail: { error in statement.completion(.failure(error)) }))
+        pool.enqueue(
+            PoolJob(
+                enqueuedAt: statement.submittedAt,
+                run: { connection in statement.completion(Result { try connection.query(query) }) },
+                fail: { error in statement.completion(.failure(error)) }))
     }
 
     /// Runs `body` on a pooled connection: blocking calls never run on the loop's thread.

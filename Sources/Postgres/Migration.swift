@@ -17,7 +17,8 @@ public struct Migration: Sendable, Hashable {
         guard fileName.hasSuffix(".sql") else { throw .invalidFileName(fileName) }
         let stem = fileName.dropLast(4)
         guard let underscore = stem.firstIndex(of: "_"), let version = Int(stem[..<underscore]),
-              stem[..<underscore].allSatisfy(\.isASCII) else {
+            stem[..<underscore].allSatisfy(\.isASCII)
+        else {
             throw .invalidFileName(fileName)
         }
         self.version = version

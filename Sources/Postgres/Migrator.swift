@@ -60,7 +60,8 @@ public struct Migrator: Sendable {
                 } catch let error as PostgresError {
                     throw MigrationError.failed(file: migration.fileName, error: error)
                 }
-                try connection.execute("""
+                try connection.execute(
+                    """
                     INSERT INTO schema_migrations (version, name, checksum)
                     VALUES (\(migration.version), \(migration.name), \(try checksum(of: migration, on: connection)))
                     """)

@@ -94,8 +94,10 @@ final class NotificationCore: Sendable {
 
     /// Suspends a waiter, or resumes it at once when its generation already passed, the task was
     /// cancelled (its handler may have run before this), or the listener stopped.
-    func add(id: UInt64, after seen: UInt64, topic: Int64?, deadline: ContinuousClock.Instant,
-             continuation: CheckedContinuation<UInt64, Never>) {
+    func add(
+        id: UInt64, after seen: UInt64, topic: Int64?, deadline: ContinuousClock.Instant,
+        continuation: CheckedContinuation<UInt64, Never>
+    ) {
         let immediate: UInt64? = state.withLock { state in
             let current = state.generation(for: topic)
             if current > seen || state.isStopped || Task.isCancelled { return current }

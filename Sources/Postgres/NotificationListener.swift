@@ -34,8 +34,9 @@ final class NotificationListener: @unchecked Sendable {
             do {
                 try listen(on: connection, for: untilDeadline)
             } catch {
-                core.logger.warning("notification connection lost; reconnecting",
-                                    metadata: ["channel": "\(core.channel)"])
+                core.logger.warning(
+                    "notification connection lost; reconnecting",
+                    metadata: ["channel": "\(core.channel)"])
                 dropConnection()
                 // Whatever was sent while we are away is lost: waiters look at the database again.
                 core.bumpGeneration()

@@ -64,8 +64,9 @@ final class PoolWorker: @unchecked Sendable {
     private func connectIfAllowed() {
         guard ContinuousClock.now >= retryAt else { return }
         do {
-            connection = try Connection.connect(to: core.configuration.url,
-                                                statementTimeout: core.configuration.statementTimeout)
+            connection = try Connection.connect(
+                to: core.configuration.url,
+                statementTimeout: core.configuration.statementTimeout)
             if lastConnectError != nil { core.logger.info("database connection restored") }
             lastConnectError = nil
             retryDelay = Self.initialRetryDelay

@@ -7,7 +7,8 @@ public struct PostgresDate: Sendable, Hashable, Comparable, CustomStringConverti
     /// Creates a date; returns nil when the day does not exist in that month (`2026-02-30`).
     public init?(year: Int, month: Int, day: Int) {
         guard (1...9999).contains(year), (1...12).contains(month),
-              (1...CivilCalendar.daysInMonth(year: year, month: month)).contains(day) else { return nil }
+            (1...CivilCalendar.daysInMonth(year: year, month: month)).contains(day)
+        else { return nil }
         self.year = year
         self.month = month
         self.day = day
@@ -17,8 +18,9 @@ public struct PostgresDate: Sendable, Hashable, Comparable, CustomStringConverti
     public init?(_ text: some StringProtocol) {
         let parts = text.split(separator: "-", omittingEmptySubsequences: false)
         guard parts.count == 3, parts[0].count == 4, parts[1].count == 2, parts[2].count == 2,
-              parts.allSatisfy({ $0.allSatisfy { $0.isASCII && $0.isNumber } }),
-              let year = Int(parts[0]), let month = Int(parts[1]), let day = Int(parts[2]) else { return nil }
+            parts.allSatisfy({ $0.allSatisfy { $0.isASCII && $0.isNumber } }),
+            let year = Int(parts[0]), let month = Int(parts[1]), let day = Int(parts[2])
+        else { return nil }
         self.init(year: year, month: month, day: day)
     }
 

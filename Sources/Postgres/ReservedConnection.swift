@@ -50,10 +50,11 @@ public final class ReservedConnection: StatementRunner {
             state.unsent.removeAll()
             let job = Job(
                 run: { connection in
-                    continuation.resume(with: Result {
-                        if !opening.isEmpty { try connection.execute(script: opening) }
-                        return try body(connection)
-                    })
+                    continuation.resume(
+                        with: Result {
+                            if !opening.isEmpty { try connection.execute(script: opening) }
+                            return try body(connection)
+                        })
                 },
                 fail: { error in continuation.resume(throwing: error) })
             guard !state.isReleased else {
@@ -157,13 +158,14 @@ extension ConnectionPool {
     public func reserve() async throws -> ReservedConnection {
         let reserved = ReservedConnection()
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-            enqueue(PoolJob(
-                enqueuedAt: .now,
-                run: { connection in
-                    continuation.resume()
-                    reserved.serve(on: connection)
-                },
-                fail: { error in continuation.resume(throwing: error) }))
+            enqueue(
+                PoolJob(
+                    enqueuedAt: .now,
+                    run: { connection in
+                        continuation.resume()
+                        reserved.serve(on: connection)
+                    },
+                    fail: { error in continuation.resume(throwing: error) }))
         }
         return reserved
     }

@@ -26,11 +26,13 @@ public struct Timestamp: Sendable, Hashable, Comparable, CustomStringConvertible
     public init?(_ text: some StringProtocol) {
         let text = Substring(text)
         guard text.count >= 20, let separator = text.dropFirst(10).first, separator == "T" || separator == " ",
-              let date = PostgresDate(text.prefix(10)) else { return nil }
+            let date = PostgresDate(text.prefix(10))
+        else { return nil }
         var rest = text.dropFirst(11)
         guard let hour = Self.twoDigits(&rest, range: 0...23), rest.popFirst() == ":",
-              let minute = Self.twoDigits(&rest, range: 0...59), rest.popFirst() == ":",
-              let second = Self.twoDigits(&rest, range: 0...60) else { return nil }
+            let minute = Self.twoDigits(&rest, range: 0...59), rest.popFirst() == ":",
+            let second = Self.twoDigits(&rest, range: 0...60)
+        else { return nil }
         var micros: Int64 = 0
         if rest.first == "." {
             rest = rest.dropFirst()
@@ -69,7 +71,8 @@ public struct Timestamp: Sendable, Hashable, Comparable, CustomStringConvertible
         let (seconds, micros) = Self.floorDivide(microsecondsSinceEpoch, 1_000_000)
         let (days, secondOfDay) = Self.floorDivide(seconds, 86_400)
         let date = PostgresDate(daysSinceEpoch: Int(days))
-        let time = CivilCalendar.pad(Int(secondOfDay / 3600), 2) + ":" + CivilCalendar.pad(Int(secondOfDay / 60 % 60), 2)
+        let time =
+            CivilCalendar.pad(Int(secondOfDay / 3600), 2) + ":" + CivilCalendar.pad(Int(secondOfDay / 60 % 60), 2)
             + ":" + CivilCalendar.pad(Int(secondOfDay % 60), 2)
         let fraction = CivilCalendar.pad(Int(micros), 6).prefix(fractionDigits)
         return "\(date)T\(time).\(fraction)Z"
@@ -83,7 +86,8 @@ public struct Timestamp: Sendable, Hashable, Comparable, CustomStringConvertible
     private static func twoDigits(_ text: inout Substring, range: ClosedRange<Int>) -> Int? {
         let digits = text.prefix(2)
         guard digits.count == 2, digits.allSatisfy({ $0.isASCII && $0.isNumber }),
-              let value = Int(digits), range.contains(value) else { return nil }
+            let value = Int(digits), range.contains(value)
+        else { return nil }
         text = text.dropFirst(2)
         return value
     }

@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A detached OS thread, for work that blocks (in `epoll_wait`, `poll`) and so must not run on a
@@ -14,11 +14,13 @@ public enum DetachedThread {
     public static func start(_ run: @escaping @Sendable () -> Void) {
         let context = Unmanaged.passRetained(Body(run)).toOpaque()
         var thread = pthread_t()
-        let result = pthread_create(&thread, nil, { context in
-            let body = Unmanaged<Body>.fromOpaque(context!).takeRetainedValue()
-            body.run()
-            return nil
-        }, context)
+        let result = pthread_create(
+            &thread, nil,
+            { context in
+                let body = Unmanaged<Body>.fromOpaque(context!).takeRetainedValue()
+                body.run()
+                return nil
+            }, context)
         precondition(result == 0, "pthread_create failed with \(result)")
         pthread_detach(thread)
     }

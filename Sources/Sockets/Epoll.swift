@@ -1,7 +1,7 @@
 import CLinux
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// An epoll instance: the readiness set one event loop thread waits on.

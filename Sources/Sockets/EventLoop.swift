@@ -19,7 +19,7 @@
 import Synchronization
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// What an event loop's owner does on the loop's thread, besides the watchers and work the loop runs.
@@ -146,7 +146,7 @@ extension EventLoop: Reactor {
     public func rewatch(_ descriptor: Int32, for events: Epoll.Events) throws(SocketError) {
         do {
             try epoll.modify(descriptor, for: events)
-        } catch where error.errno == ENOENT {
+        } catch  where error.errno == ENOENT {
             // Closed and reopened under the same number: epoll forgot it when it was closed.
             try epoll.add(descriptor, for: events)
         }

@@ -1,7 +1,7 @@
 import CLinux
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// An eventfd that lets any thread wake a loop blocked in `Epoll.wait`.

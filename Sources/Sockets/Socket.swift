@@ -1,6 +1,6 @@
 import CLinux
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A TCP socket descriptor with one thin wrapper per system call.

@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A numeric IPv4 or IPv6 address with a port, as the kernel wants it.
@@ -64,7 +64,8 @@ public struct SocketAddress: Sendable, CustomStringConvertible {
     public var host: String {
         var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
         withUnsafeBytes(of: storage) { raw in
-            let offset = family == AF_INET
+            let offset =
+                family == AF_INET
                 ? MemoryLayout<sockaddr_in>.offset(of: \.sin_addr)!
                 : MemoryLayout<sockaddr_in6>.offset(of: \.sin6_addr)!
             _ = inet_ntop(family, raw.baseAddress! + offset, &text, socklen_t(text.count))

@@ -20,7 +20,8 @@ struct DatabaseLocation {
         let placement = try ClusterPlacement.resolve(requested)
         if let blocked = placement.blockedFolder {
             // docs/configuration.md, "The embedded cluster": root runs PostgreSQL as `postgres`.
-            logger.notice("""
+            logger.notice(
+                """
                 the postgres OS user cannot enter \(blocked), so the embedded cluster lives in \
                 \(placement.directory.path); \(requested.standardizedFileURL.path) links to it
                 """)
@@ -31,10 +32,12 @@ struct DatabaseLocation {
         do {
             let administration = try cluster.start()
             try createDatabaseIfMissing(embeddedDatabaseName, administrationURL: administration)
-            logger.info("embedded PostgreSQL is up", metadata: [
-                "directory": "\(cluster.directory.path)",
-                "psql": "psql -h \(cluster.socketDirectory) -U postgres \(embeddedDatabaseName)",
-            ])
+            logger.info(
+                "embedded PostgreSQL is up",
+                metadata: [
+                    "directory": "\(cluster.directory.path)",
+                    "psql": "psql -h \(cluster.socketDirectory) -U postgres \(embeddedDatabaseName)",
+                ])
             return DatabaseLocation(url: cluster.url(database: embeddedDatabaseName), cluster: isOurs ? cluster : nil)
         } catch {
             if isOurs { try? cluster.stop() }

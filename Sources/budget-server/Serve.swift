@@ -22,13 +22,19 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "PostgreSQL connections in the pool (env POOL_SIZE, default 8).")
     var poolSize: Int?
 
-    @Option(help: "PostgreSQL connections each event loop drives itself, for single statements outside a transaction (env LOOP_CONNECTIONS, default 4; 0 sends every statement through the pool).")
+    @Option(
+        help:
+            "PostgreSQL connections each event loop drives itself, for single statements outside a transaction (env LOOP_CONNECTIONS, default 4; 0 sends every statement through the pool)."
+    )
     var loopConnections: Int?
 
     @Option(help: "Seconds a request waits for a free PostgreSQL connection before it answers 503 (env POOL_TIMEOUT, default 5).")
     var poolTimeout: Int?
 
-    @Option(help: "PostgreSQL connections large answers (lists, /db) are read from while they are sent, each opened when first needed (env STREAM_POOL_SIZE, default 8).")
+    @Option(
+        help:
+            "PostgreSQL connections large answers (lists, /db) are read from while they are sent, each opened when first needed (env STREAM_POOL_SIZE, default 8)."
+    )
     var streamPoolSize: Int?
 
     @Option(help: "The most records any list answers, with a Link header to the rest (env MAX_ROWS; default: no limit, as json-server).")
@@ -40,7 +46,9 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Require Authorization: Bearer <token> on every route but /health and /ready (env BUDGET_API_TOKEN).")
     var apiToken: String?
 
-    @Option(help: "Who may create users: open (anyone, with POST /auth/users) or closed (only budget-server user add; env BUDGET_SIGNUP, default closed).")
+    @Option(
+        help: "Who may create users: open (anyone, with POST /auth/users) or closed (only budget-server user add; env BUDGET_SIGNUP, default closed)."
+    )
     var signup: String?
 
     @Option(help: "Log format: text or json, one JSON object per line (env LOG_FORMAT, default text).")
@@ -130,11 +138,13 @@ struct Serve: AsyncParsableCommand {
         let service = BudgetApp.makeService(pool: pool, streamPool: streamPool, migrator: migrator, options: options, logger: logger)
         let server = Server(configuration: configuration, logger: logger, handlerForLoop: service.handlerForLoop)
         let boundPort = try server.start()
-        logger.info("listening on http://\(configuration.host):\(boundPort)", metadata: [
-            // Plain arithmetic: Duration.formatted loads ICU, which kept about 5 MiB resident for the life
-            // of the process for this one line (bench/README.md).
-            "startup": "\((clock.now - startedAt).wholeMilliseconds) ms",
-        ])
+        logger.info(
+            "listening on http://\(configuration.host):\(boundPort)",
+            metadata: [
+                // Plain arithmetic: Duration.formatted loads ICU, which kept about 5 MiB resident for the life
+                // of the process for this one line (bench/README.md).
+                "startup": "\((clock.now - startedAt).wholeMilliseconds) ms"
+            ])
         if options.apiToken != nil {
             // Whether a token is required, never the token itself.
             logger.info("every route but \(BudgetApp.openPaths.sorted().joined(separator: " and ")) requires a bearer token")

@@ -54,11 +54,12 @@ struct DatabaseOptions: ParsableArguments {
 
     /// The migrator of the migrations built into the binary, or of the folder `--migrations-dir` names.
     func makeMigrator(logger: Logger) throws -> Migrator {
-        let migrations = if let path = try Setting.resolve(migrationsDir, environment: "MIGRATIONS_DIR") {
-            try Migration.read(from: URL(fileURLWithPath: path))
-        } else {
-            try EmbeddedMigrations.all()
-        }
+        let migrations =
+            if let path = try Setting.resolve(migrationsDir, environment: "MIGRATIONS_DIR") {
+                try Migration.read(from: URL(fileURLWithPath: path))
+            } else {
+                try EmbeddedMigrations.all()
+            }
         return Migrator(migrations: migrations, logger: logger)
     }
 
@@ -111,7 +112,8 @@ struct TimeZoneOptions: ParsableArguments {
         let zone = try Setting.resolve(timeZone, environment: "TIME_ZONE", default: "UTC")
         guard try CivilClock.knows(zone, on: connection) else {
             throw ValidationError(
-                "--time-zone (or TIME_ZONE) '\(zone)' is not a time zone PostgreSQL knows; give an IANA name such as UTC, Europe/Berlin or Asia/Tokyo")
+                "--time-zone (or TIME_ZONE) '\(zone)' is not a time zone PostgreSQL knows; give an IANA name such as UTC, Europe/Berlin or Asia/Tokyo"
+            )
         }
         return CivilClock(timeZone: zone)
     }

@@ -20,7 +20,10 @@ import APITestSupport
         try await Self.withAccounts { app in
             let checking = try await app.request("GET", "/accounts/1")
             let createdAt = try #require(checking.object["createdAt"] as? String)
-            #expect(checking.text == #"{"id":1,"name":"Checking","type":"checking","onBudget":true,"closed":false,"note":null,"openingBalance":1000.00,"openedOn":"2026-10-31","balance":1000.00,"clearedBalance":1000.00,"unclearedBalance":0.00,"lastReconciledAt":null,"createdAt":"\#(createdAt)","updatedAt":"\#(createdAt)","version":1}"#)
+            #expect(
+                checking.text
+                    == #"{"id":1,"name":"Checking","type":"checking","onBudget":true,"closed":false,"note":null,"openingBalance":1000.00,"openedOn":"2026-10-31","balance":1000.00,"clearedBalance":1000.00,"unclearedBalance":0.00,"lastReconciledAt":null,"createdAt":"\#(createdAt)","updatedAt":"\#(createdAt)","version":1}"#
+            )
             let loan = try await app.request("GET", "/accounts/2")
             #expect(loan.object["onBudget"] as? Bool == false, "a loan is off budget unless told otherwise")
             #expect(loan.object["openingBalance"] as? Double == 0)
@@ -73,11 +76,14 @@ import APITestSupport
         try await Self.withAccounts { app in
             // 1000.00 opening; 2500.00 salary in (cleared); 80.25 groceries out (uncleared); a 10.00 refund in.
             let salary = try await app.request(
-                "POST", "/transactions", json: #"{"accountId":1,"title":"Salary","amount":"-2500.00","date":"2026-11-01","cleared":"cleared","payee":"Employer"}"#)
+                "POST", "/transactions",
+                json: #"{"accountId":1,"title":"Salary","amount":"-2500.00","date":"2026-11-01","cleared":"cleared","payee":"Employer"}"#)
             #expect(salary.status == 201, "\(salary.text)")
             #expect(salary.object["categoryId"] is NSNull && salary.object["payee"] as? String == "Employer")
-            #expect(try await app.request(
-                "POST", "/transactions", json: #"{"accountId":1,"categoryId":1,"title":"Food","amount":"80.25","date":"2026-11-02"}"#).status == 201)
+            #expect(
+                try await app.request(
+                    "POST", "/transactions", json: #"{"accountId":1,"categoryId":1,"title":"Food","amount":"80.25","date":"2026-11-02"}"#
+                ).status == 201)
             let refund = try await app.request("POST", "/accounts/1/transactions", json: #"{"categoryId":1,"title":"Refund","amount":"-10.00"}"#)
             #expect(refund.status == 201 && refund.object["accountId"] as? Int == 1 && refund.object["cleared"] as? String == "uncleared")
 
@@ -86,8 +92,9 @@ import APITestSupport
             #expect(account["clearedBalance"] as? Double == 3500.00)
             #expect(account["unclearedBalance"] as? Double == -70.25)
             #expect(try await app.request("GET", "/accounts?balance_gt=3000").array.map { $0["id"] as? Int } == [1])
-            #expect(try await app.scalar("SELECT balance || ' ' || cleared_balance || ' ' || uncleared_balance FROM account_balances WHERE id = 1")
-                == "3429.75 3500.00 -70.25")
+            #expect(
+                try await app.scalar("SELECT balance || ' ' || cleared_balance || ' ' || uncleared_balance FROM account_balances WHERE id = 1")
+                    == "3429.75 3500.00 -70.25")
             // The category counts its transactions as before, whatever account they are in.
             #expect(try await app.request("GET", "/categories/1").object["spent"] as? Double == 70.25)
 
@@ -134,8 +141,9 @@ import APITestSupport
             // A client that predates accounts replaces the record with the members it knows.
             let replaced = try await app.request("PUT", "/transactions/1", json: #"{"categoryId":1,"title":"Food & drink","amount":"12.00"}"#)
             #expect(replaced.status == 200, "\(replaced.text)")
-            #expect(replaced.object["accountId"] as? Int == 1 && replaced.object["cleared"] as? String == "cleared"
-                && replaced.object["payee"] as? String == "Shop")
+            #expect(
+                replaced.object["accountId"] as? Int == 1 && replaced.object["cleared"] as? String == "cleared"
+                    && replaced.object["payee"] as? String == "Shop")
             let cleared = try await app.request("PUT", "/transactions/1", json: #"{"categoryId":1,"title":"Food","amount":"12.00","payee":null}"#)
             #expect(cleared.object["payee"] is NSNull && cleared.object["accountId"] as? Int == 1)
         }
@@ -177,37 +185,44 @@ import APITestSupport
 
     @Test func anAccountAndItsTransactionsInOneAtomicBatchAndUnderAnIdempotencyKey() async throws {
         try await TestApp.with { app in
-            let batch = try await app.request("POST", "/batch", json: """
-                {"atomic":true,"operations":[
-                  {"method":"POST","path":"/accounts","body":{"id":40,"name":"Wallet","type":"cash","openingBalance":"50.00"}},
-                  {"method":"POST","path":"/accounts/40/transactions","body":{"title":"Coffee","amount":"3.20"}},
-                  {"method":"PATCH","path":"/accounts/40","body":{"note":"pocket money"}}
-                ]}
-                """)
+            let batch = try await app.request(
+                "POST", "/batch",
+                json: """
+                    {"atomic":true,"operations":[
+                      {"method":"POST","path":"/accounts","body":{"id":40,"name":"Wallet","type":"cash","openingBalance":"50.00"}},
+                      {"method":"POST","path":"/accounts/40/transactions","body":{"title":"Coffee","amount":"3.20"}},
+                      {"method":"PATCH","path":"/accounts/40","body":{"note":"pocket money"}}
+                    ]}
+                    """)
             #expect(batch.batchStatuses == [201, 201, 200], "\(batch.text)")
             #expect(batch.batchResults.last?.resultBody["balance"] as? Double == 46.80)
-            let failing = try await app.request("POST", "/batch", json: """
-                {"atomic":true,"operations":[
-                  {"method":"POST","path":"/accounts","body":{"name":"Card","type":"credit"}},
-                  {"method":"POST","path":"/transactions","body":{"accountId":99,"title":"x","amount":1}}
-                ]}
-                """)
+            let failing = try await app.request(
+                "POST", "/batch",
+                json: """
+                    {"atomic":true,"operations":[
+                      {"method":"POST","path":"/accounts","body":{"name":"Card","type":"credit"}},
+                      {"method":"POST","path":"/transactions","body":{"accountId":99,"title":"x","amount":1}}
+                    ]}
+                    """)
             #expect(failing.status == 422 || failing.batchStatuses.last == 422, "\(failing.text)")
             #expect(try await app.scalar("SELECT count(*) FROM accounts") == "1", "the atomic batch rolled back whole")
 
             let key = [("Idempotency-Key", "\"open-savings\"")]
             let first = try await app.request("POST", "/accounts", json: #"{"name":"Savings","type":"savings"}"#, headers: key)
             let again = try await app.request("POST", "/accounts", json: #"{"name":"Savings","type":"savings"}"#, headers: key)
-            #expect(first.status == 201 && again.status == 201 && again.text == first.text && again.header("Idempotent-Replayed") != nil,
-                    "\(again.status) \(again.text)")
+            #expect(
+                first.status == 201 && again.status == 201 && again.text == first.text && again.header("Idempotent-Replayed") != nil,
+                "\(again.status) \(again.text)")
             #expect(try await app.scalar("SELECT count(*) FROM accounts") == "2")
         }
     }
 
     @Test func aStatementImportsIntoAnAccount() async throws {
         try await Self.withAccounts { app in
-            let csv = "date,title,amount,payee,category\n2026-11-03,Salary,2500.00,Employer,\n2026-11-04,Shop,-45.10,Market,Groceries\n2026-11-05,Fee,-2.00,,\n"
-            let imported = try await app.send("POST", "/accounts/1/transactions/import", headers: [("Content-Type", "text/csv")], body: Array(csv.utf8))
+            let csv =
+                "date,title,amount,payee,category\n2026-11-03,Salary,2500.00,Employer,\n2026-11-04,Shop,-45.10,Market,Groceries\n2026-11-05,Fee,-2.00,,\n"
+            let imported = try await app.send(
+                "POST", "/accounts/1/transactions/import", headers: [("Content-Type", "text/csv")], body: Array(csv.utf8))
             #expect(imported.status == 201 && imported.object["created"] as? Int == 3, "\(imported.text)")
             let rows = try await app.request("GET", "/accounts/1/transactions?_sort=date").array
             #expect(rows.map { $0["amount"] as? Double } == [-2500.00, 45.10, 2.00], "money in is negative, money out positive")
@@ -224,7 +239,9 @@ import APITestSupport
             // Without an account, a row still needs its category.
             let plain = try await app.importStatement(csv)
             #expect(plain.status == 422, "\(plain.text)")
-            #expect(try await app.send("POST", "/accounts/9/transactions/import", headers: [("Content-Type", "text/csv")], body: Array(csv.utf8)).status == 404)
+            #expect(
+                try await app.send("POST", "/accounts/9/transactions/import", headers: [("Content-Type", "text/csv")], body: Array(csv.utf8)).status
+                    == 404)
             let missing = try await app.importStatement(csv, query: "?accountId=9")
             #expect(missing.status == 422 && missing.problemFields == ["accountId"], "\(missing.text)")
             #expect(try await app.scalar("SELECT count(*) FROM transactions") == "3")

@@ -44,7 +44,9 @@ import APITestSupport
             for (command, answer) in zip(commands, answers) {
                 let response = try await app.send(command)
                 #expect(response.status < 300, "\(command.method) \(command.target): \(response.text)")
-                #expect(try Self.comparable(response.text) == Self.comparable(answer), "\(command.method) \(command.target):\n\(response.text)\nREADME:\n\(answer)")
+                #expect(
+                    try Self.comparable(response.text) == Self.comparable(answer),
+                    "\(command.method) \(command.target):\n\(response.text)\nREADME:\n\(answer)")
             }
             let month = try await app.request("GET", "/months/2026-11").object
             #expect(String(format: "%.2f", month["income"] as? Double ?? .nan) == String(quoted.1))

@@ -24,7 +24,9 @@ import APITestSupport
 
     @Test func noTokenIs401WithABareChallenge() async throws {
         try await TestApp.with(options: Self.options(), poolConfiguration: TestApp.smallPool) { app in
-            for (method, path) in [("GET", "/categories"), ("GET", "/categories/1"), ("GET", "/changes"), ("GET", "/metrics"), ("GET", "/nowhere/a/b/c")] {
+            for (method, path) in [
+                ("GET", "/categories"), ("GET", "/categories/1"), ("GET", "/changes"), ("GET", "/metrics"), ("GET", "/nowhere/a/b/c"),
+            ] {
                 let response = try await app.request(method, path)
                 #expect(response.status == 401, "\(path)")
                 #expect(response.header("WWW-Authenticate") == "Bearer", "\(path)")
@@ -77,10 +79,12 @@ import APITestSupport
             #expect(health.status == 200)
             let ready = try await app.request("GET", "/ready")
             #expect(ready.status == 200)
-            let preflight = try await app.request("OPTIONS", "/categories", headers: [
-                ("Origin", "https://app.example"), ("Access-Control-Request-Method", "POST"),
-                ("Access-Control-Request-Headers", "authorization, content-type"),
-            ])
+            let preflight = try await app.request(
+                "OPTIONS", "/categories",
+                headers: [
+                    ("Origin", "https://app.example"), ("Access-Control-Request-Method", "POST"),
+                    ("Access-Control-Request-Headers", "authorization, content-type"),
+                ])
             #expect(preflight.status == 204)
             #expect(preflight.header("Access-Control-Allow-Origin") == "https://app.example")
             #expect(preflight.header("Access-Control-Allow-Headers") == "authorization, content-type")
@@ -182,4 +186,3 @@ import APITestSupport
         #expect(BearerTokenGate.bearerToken(in: "Bearerabc") == nil)
     }
 }
-

@@ -44,14 +44,16 @@ private func jsonEscaped(_ text: String) -> String {
     @Test func anAtomicBatchAppliesEveryOperationAndAnswersThemInOrder() async throws {
         try await TestApp.with { app in
             #expect(try await app.request("POST", "/categories", json: #"{"title":"Old","amount":5}"#).status == 201)
-            let response = try await app.request("POST", "/batch", json: """
-                {"atomic":true,"operations":[
-                  {"method":"POST","path":"/categories","body":{"id":500,"title":"Groceries","amount":200}},
-                  {"method":"POST","path":"/categories/500/transactions","body":{"title":"Milk","amount":3.49}},
-                  {"method":"PATCH","path":"/categories/500","body":{"amount":250}},
-                  {"method":"DELETE","path":"/categories/1"}
-                ]}
-                """)
+            let response = try await app.request(
+                "POST", "/batch",
+                json: """
+                    {"atomic":true,"operations":[
+                      {"method":"POST","path":"/categories","body":{"id":500,"title":"Groceries","amount":200}},
+                      {"method":"POST","path":"/categories/500/transactions","body":{"title":"Milk","amount":3.49}},
+                      {"method":"PATCH","path":"/categories/500","body":{"amount":250}},
+                      {"method":"DELETE","path":"/categories/1"}
+                    ]}
+                    """)
             #expect(response.status == 200, "\(response.text)")
             #expect(response.header("Content-Type")?.hasPrefix("application/json") == true)
             #expect(response.object["atomic"] as? Bool == true)
@@ -73,8 +75,11 @@ private func jsonEscaped(_ text: String) -> String {
             #expect(results[3].resultBody["id"] as? Int == 1)
             #expect(results[3].resultBody["title"] as? String == "Old")
 
-            #expect(try await app.scalar("SELECT string_agg(id || ' ' || title || ' ' || amount || ' v' || version, ',') FROM categories") == "500 Groceries 250.00 v2")
-            #expect(try await app.scalar("SELECT string_agg(id || ' ' || category_id || ' ' || title, ',') FROM transactions") == "\(milkID) 500 Milk")
+            #expect(
+                try await app.scalar("SELECT string_agg(id || ' ' || title || ' ' || amount || ' v' || version, ',') FROM categories")
+                    == "500 Groceries 250.00 v2")
+            #expect(
+                try await app.scalar("SELECT string_agg(id || ' ' || category_id || ' ' || title, ',') FROM transactions") == "\(milkID) 500 Milk")
             let category = try await app.request("GET", "/categories/500")
             #expect(category.text.contains(#""amount":250.00,"rollover":false,"spent":3.49"#), "\(category.text)")
             // The ETag an operation answered is the one a GET gives now (nothing changed the record since).
@@ -91,14 +96,16 @@ private func jsonEscaped(_ text: String) -> String {
     func aFailingOperationRollsBackTheWholeAtomicBatch(third: String, status: Int, fields: [String]) async throws {
         try await TestApp.with { app in
             let changesBefore = try await app.loggedRecordCount()
-            let response = try await app.request("POST", "/batch", json: """
-                {"atomic":true,"operations":[
-                  {"method":"POST","path":"/categories","body":{"id":500,"title":"Groceries","amount":200},"idempotencyKey":"rolled-back"},
-                  {"method":"POST","path":"/categories/500/transactions","body":{"title":"Milk","amount":3}},
-                  \(third),
-                  {"method":"POST","path":"/categories","body":{"title":"Never reached","amount":1}}
-                ]}
-                """)
+            let response = try await app.request(
+                "POST", "/batch",
+                json: """
+                    {"atomic":true,"operations":[
+                      {"method":"POST","path":"/categories","body":{"id":500,"title":"Groceries","amount":200},"idempotencyKey":"rolled-back"},
+                      {"method":"POST","path":"/categories/500/transactions","body":{"title":"Milk","amount":3}},
+                      \(third),
+                      {"method":"POST","path":"/categories","body":{"title":"Never reached","amount":1}}
+                    ]}
+                    """)
             #expect(response.status == status, "\(response.text)")
             #expect(response.header("Content-Type") == "application/problem+json")
             let problem = response.object
@@ -126,14 +133,16 @@ private func jsonEscaped(_ text: String) -> String {
     @Test(arguments: [#""atomic":false,"#, ""])
     func aNonAtomicBatchAppliesWhatSucceedsAndReportsWhatFailed(atomicMember: String) async throws {
         try await TestApp.with { app in
-            let response = try await app.request("POST", "/batch", json: """
-                {\(atomicMember)"operations":[
-                  {"method":"POST","path":"/categories","body":{"title":"First","amount":1}},
-                  {"method":"PATCH","path":"/categories/999","body":{"amount":1}},
-                  {"method":"POST","path":"/categories","body":{"title":"","amount":1}},
-                  {"method":"POST","path":"/categories","body":{"title":"Last","amount":1}}
-                ]}
-                """)
+            let response = try await app.request(
+                "POST", "/batch",
+                json: """
+                    {\(atomicMember)"operations":[
+                      {"method":"POST","path":"/categories","body":{"title":"First","amount":1}},
+                      {"method":"PATCH","path":"/categories/999","body":{"amount":1}},
+                      {"method":"POST","path":"/categories","body":{"title":"","amount":1}},
+                      {"method":"POST","path":"/categories","body":{"title":"Last","amount":1}}
+                    ]}
+                    """)
             #expect(response.status == 200, "\(response.text)")
             #expect(response.object["atomic"] as? Bool == false)
             #expect(response.batchStatuses == [201, 404, 422, 201], "\(response.text)")
@@ -214,7 +223,8 @@ private func jsonEscaped(_ text: String) -> String {
             #expect(try await app.rowCount(of: "categories") == 1)
             #expect(try await app.loggedRecordCount() == 1)
 
-            let otherBatch = try await app.request("POST", "/batch", json: #"{"operations":[{"method":"POST","path":"/categories","body":{"title":"Other","amount":1}}]}"#, headers: key)
+            let otherBatch = try await app.request(
+                "POST", "/batch", json: #"{"operations":[{"method":"POST","path":"/categories","body":{"title":"Other","amount":1}}]}"#, headers: key)
             #expect(otherBatch.status == 422)
             #expect(otherBatch.object["type"] as? String == "urn:budget-server:problem:idempotency-key-reused")
             #expect(try await app.rowCount(of: "categories") == 1)
@@ -253,7 +263,10 @@ private func jsonEscaped(_ text: String) -> String {
         (#"{"method":"POST","path":"/batch/x","body":{}}"#, ["operations[1].path"]),
         (#"{"method":"POST","body":{}}"#, ["operations[1].path"]),
         (#"{"method":"PATCH","path":"/categories/1","body":{},"ifMatch":"abc"}"#, ["operations[1].ifMatch"]),
-        (#"{"method":"POST","path":"/categories","body":{},"idempotencyKey":"\#(String(repeating: "k", count: 300))"}"#, ["operations[1].idempotencyKey"]),
+        (
+            #"{"method":"POST","path":"/categories","body":{},"idempotencyKey":"\#(String(repeating: "k", count: 300))"}"#,
+            ["operations[1].idempotencyKey"]
+        ),
         (#"{"method":"POST","path":"/categories","body":{},"idempotencyKey":""}"#, ["operations[1].idempotencyKey"]),
         (#"{"method":"POST","path":"/categories","body":{},"extra":1}"#, ["operations[1].extra"]),
         (#"{"method":"DELETE","path":"/categories/1","body":{}}"#, ["operations[1].body"]),
@@ -279,7 +292,10 @@ private func jsonEscaped(_ text: String) -> String {
         (#"{"atomic":"yes","operations":[\#(BatchTests.validOperation)]}"#, ["atomic"]),
         (#"{"atomic":true,"operations":[\#(BatchTests.validOperation)],"extra":1}"#, ["extra"]),
         (#"{"atomic":1,"operations":"all"}"#, ["atomic", "operations"]),
-        (#"{"atomic":true,"operations":[{"method":"GET","path":"/x"},\#(BatchTests.validOperation),{"method":"POST"}]}"#, ["operations[0].method", "operations[2].path"]),
+        (
+            #"{"atomic":true,"operations":[{"method":"GET","path":"/x"},\#(BatchTests.validOperation),{"method":"POST"}]}"#,
+            ["operations[0].method", "operations[2].path"]
+        ),
     ])
     func aMalformedBatchIs422NamingTheMembersAndWritesNothing(body: String, fields: [String]) async throws {
         try await TestApp.with { app in
@@ -323,12 +339,14 @@ private func jsonEscaped(_ text: String) -> String {
     ])
     func anOperationNoRouteKnowsFailsTheAtomicBatchWith404(method: String, path: String, body: String) async throws {
         try await TestApp.with { app in
-            let response = try await app.request("POST", "/batch", json: """
-                {"atomic":true,"operations":[
-                  \(Self.validOperation),
-                  {"method":"\(method)","path":"\(path)"\(body)}
-                ]}
-                """)
+            let response = try await app.request(
+                "POST", "/batch",
+                json: """
+                    {"atomic":true,"operations":[
+                      \(Self.validOperation),
+                      {"method":"\(method)","path":"\(path)"\(body)}
+                    ]}
+                    """)
             #expect(response.status == 404, "\(response.text)")
             #expect(response.object["type"] as? String == Self.failedType)
             #expect(response.object["operation"] as? Int == 1)
@@ -375,13 +393,15 @@ private func jsonEscaped(_ text: String) -> String {
 
     @Test func theSameKeyTwiceInOneBatchReplaysOrIsRefusedLikeTwoRequests() async throws {
         try await TestApp.with { app in
-            let response = try await app.request("POST", "/batch", json: """
-                {"atomic":false,"operations":[
-                  {"method":"POST","path":"/categories","body":{"title":"Twice","amount":1},"idempotencyKey":"twice"},
-                  {"method":"POST","path":"/categories","body":{"title":"Twice","amount":1},"idempotencyKey":"twice"},
-                  {"method":"POST","path":"/categories","body":{"title":"Other","amount":1},"idempotencyKey":"twice"}
-                ]}
-                """)
+            let response = try await app.request(
+                "POST", "/batch",
+                json: """
+                    {"atomic":false,"operations":[
+                      {"method":"POST","path":"/categories","body":{"title":"Twice","amount":1},"idempotencyKey":"twice"},
+                      {"method":"POST","path":"/categories","body":{"title":"Twice","amount":1},"idempotencyKey":"twice"},
+                      {"method":"POST","path":"/categories","body":{"title":"Other","amount":1},"idempotencyKey":"twice"}
+                    ]}
+                    """)
             #expect(response.status == 200, "\(response.text)")
             #expect(response.batchStatuses == [201, 201, 422], "\(response.text)")
             let results = response.batchResults
@@ -398,7 +418,9 @@ private func jsonEscaped(_ text: String) -> String {
     /// parameters, so `k\u0000a`, `k\u0000b` and the header key `k` were all stored and looked up as `k`.
     @Test func aBatchKeyWithANulIsRefusedNotTruncatedIntoAnotherKey() async throws {
         try await TestApp.with { app in
-            let first = try await app.request("POST", "/batch", json: #"{"operations":[{"method":"POST","path":"/categories","body":{"title":"A","amount":1},"idempotencyKey":"k\u0000a"}]}"#)
+            let first = try await app.request(
+                "POST", "/batch",
+                json: #"{"operations":[{"method":"POST","path":"/categories","body":{"title":"A","amount":1},"idempotencyKey":"k\u0000a"}]}"#)
             #expect(first.status == 422, "\(first.text)")
             #expect(first.problemFields == ["operations[0].idempotencyKey"])
             #expect(try await app.rowCount(of: "categories") == 0)
@@ -416,7 +438,9 @@ private func jsonEscaped(_ text: String) -> String {
     @Test func aBatchKeyOver255CodePointsIs422Not500() async throws {
         try await TestApp.with { app in
             let key = String(repeating: "e\\u0301", count: 200)
-            let response = try await app.request("POST", "/batch", json: #"{"operations":[{"method":"POST","path":"/categories","body":{"title":"A","amount":1},"idempotencyKey":"\#(key)"}]}"#)
+            let response = try await app.request(
+                "POST", "/batch",
+                json: #"{"operations":[{"method":"POST","path":"/categories","body":{"title":"A","amount":1},"idempotencyKey":"\#(key)"}]}"#)
             #expect(response.status == 422, "\(response.text)")
             #expect(response.problemFields == ["operations[0].idempotencyKey"])
             #expect(try await app.rowCount(of: "categories") == 0)

@@ -26,27 +26,33 @@ import Testing
         let monthList = try ListAnswer(request: monthRequest, source: monthSource)
         return [
             "categories-month": [
-                monthList.probeStatement(monthSource.shape.record, ListTarget(
-                    element: monthSource.element, source: monthSource.from, scope: monthSource.scope, ledger: .first,
-                    tieBreak: monthSource.tieBreak)),
+                monthList.probeStatement(
+                    monthSource.shape.record,
+                    ListTarget(
+                        element: monthSource.element, source: monthSource.from, scope: monthSource.scope, ledger: .first,
+                        tieBreak: monthSource.tieBreak))
             ],
             "month": [MonthQueries.month(MonthChoice.current.sql(CivilClock()), in: .first)],
             "category": [
                 SnapshotJSON.statement(
                     try Categories.find(id: id, for: Request(method: .get, target: "/"), context: RecordContext(clock: CivilClock(), ledger: .first)),
-                    ledger: .first),
+                    ledger: .first)
             ],
             "transactions": [
-                list.probeStatement(Transactions.shape.record, ListTarget(
-                    element: Transactions.plainSource(in: .first).element, source: Transactions.plainSource(in: .first).from,
-                    scope: "\(Transactions.plainSource(in: .first).scope) AND (t.category_id = \(id))", ledger: .first,
-                    tieBreak: Transactions.plainSource(in: .first).tieBreak,
-                    owner: ListOwner(exists: CategoryQueries.exists(id: id, in: .first), missing: APIError.notFound(resource: "category", id: id)))),
+                list.probeStatement(
+                    Transactions.shape.record,
+                    ListTarget(
+                        element: Transactions.plainSource(in: .first).element, source: Transactions.plainSource(in: .first).from,
+                        scope: "\(Transactions.plainSource(in: .first).scope) AND (t.category_id = \(id))", ledger: .first,
+                        tieBreak: Transactions.plainSource(in: .first).tieBreak,
+                        owner: ListOwner(exists: CategoryQueries.exists(id: id, in: .first), missing: APIError.notFound(resource: "category", id: id))
+                    ))
             ],
             "post": [
-                TransactionQueries.insert(try TransactionFields(
-                    ["title": .string("bench"), "amount": .number("12.50")], mode: .complete,
-                    categoryIDFromPath: id, fieldPrefix: ""), today: CivilClock().today, in: .first),
+                TransactionQueries.insert(
+                    try TransactionFields(
+                        ["title": .string("bench"), "amount": .number("12.50")], mode: .complete,
+                        categoryIDFromPath: id, fieldPrefix: ""), today: CivilClock().today, in: .first)
             ],
         ]
     }
@@ -64,7 +70,8 @@ import Testing
             }
             text = text.replacingOccurrences(of: "$\(index + 1)", with: literal)
         }
-        return text
+        return
+            text
             .replacingOccurrences(of: "'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'", with: "U&'YYYY-MM-DD\"T\"HH24\\003AMI\\003ASS\"Z\"'")
             .split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }.joined(separator: " ")
     }

@@ -19,7 +19,10 @@ import APITestSupport
             #expect(created.status == 201, "\(created.text)")
             #expect(created.header("Location") == "/budgets/1")
             let createdAt = try #require(created.object["createdAt"] as? String)
-            #expect(created.text == #"{"id":1,"categoryId":1,"month":"2026-11","amount":450.50,"createdAt":"\#(createdAt)","updatedAt":"\#(createdAt)","version":1}"#)
+            #expect(
+                created.text
+                    == #"{"id":1,"categoryId":1,"month":"2026-11","amount":450.50,"createdAt":"\#(createdAt)","updatedAt":"\#(createdAt)","version":1}"#
+            )
             #expect(try await app.request("GET", "/budgets/1").text == created.text)
             #expect(try await app.scalar("SELECT month::text FROM budgets WHERE id = 1") == "2026-11-01")
 
@@ -101,8 +104,9 @@ import APITestSupport
             let tag = try #require(read.header("ETag"))
             #expect(try await app.request("GET", path, headers: [("If-None-Match", tag)]).status == 304)
 
-            let replaced = try await app.request("PUT", path, json: #"{"amount":500,"month":"2026-11","categoryId":1,"id":1,"version":1}"#,
-                                                 headers: [("If-Match", tag)])
+            let replaced = try await app.request(
+                "PUT", path, json: #"{"amount":500,"month":"2026-11","categoryId":1,"id":1,"version":1}"#,
+                headers: [("If-Match", tag)])
             #expect(replaced.status == 200 && replaced.object["version"] as? Int == 2 && replaced.object["id"] as? Int == 1, "\(replaced.text)")
             let stale = try await app.request("PUT", path, json: #"{"amount":1}"#, headers: [("If-Match", tag)])
             #expect(stale.status == 412)
@@ -146,12 +150,14 @@ import APITestSupport
 
     @Test func budgetsTakeBatchesAndIdempotencyKeys() async throws {
         try await Self.withCategory { app in
-            let batch = try await app.request("POST", "/batch", json: #"""
-                {"atomic":true,"operations":[
-                 {"method":"PUT","path":"/categories/1/budgets/2026-11","body":{"amount":450}},
-                 {"method":"POST","path":"/budgets","body":{"categoryId":1,"month":"2026-12","amount":460}},
-                 {"method":"POST","path":"/budgets","body":{"categoryId":1,"month":"2026-12","amount":1}}]}
-                """#)
+            let batch = try await app.request(
+                "POST", "/batch",
+                json: #"""
+                    {"atomic":true,"operations":[
+                     {"method":"PUT","path":"/categories/1/budgets/2026-11","body":{"amount":450}},
+                     {"method":"POST","path":"/budgets","body":{"categoryId":1,"month":"2026-12","amount":460}},
+                     {"method":"POST","path":"/budgets","body":{"categoryId":1,"month":"2026-12","amount":1}}]}
+                    """#)
             #expect(batch.status == 409, "the third operation repeats a month: \(batch.text)")
             #expect(try await app.scalar("SELECT count(*) FROM budgets") == "0")
 
@@ -166,7 +172,8 @@ import APITestSupport
 
     @Test func homePageCountsAndSeedAndExportKeepBudgets() async throws {
         try await TestApp.with { first in
-            try await first.seed(#"""
+            try await first.seed(
+                #"""
                 {"categories":[{"id":1,"title":"Fun","amount":"100.00","rollover":true}],
                  "budgets":[{"id":4,"categoryId":1,"month":"2026-11","amount":"80.00"}]}
                 """#)

@@ -13,14 +13,17 @@ import APITestSupport
 
     /// Two categories and transactions whose titles and notes need quoting or defusing.
     private static func seed(_ app: TestApp) async throws {
-        _ = try await app.request("POST", "/categories", json: #"[{"title":"Groceries","amount":400},{"title":"=Rent, \"flat\"","amount":950,"rollover":true}]"#)
-        let created = try await app.request("POST", "/transactions", json: """
-            [{"categoryId":1,"title":"Milk","amount":3.49,"date":"2026-11-02"},
-             {"categoryId":1,"title":"Weekly shop","amount":"119.96","date":"2026-11-09","note":"market, \\"north\\"\\nsecond line"},
-             {"categoryId":1,"title":"=SUM(A1)","amount":-12.5,"date":"2026-11-16","note":"-x"},
-             {"categoryId":2,"title":"@x","amount":950,"date":"2026-11-01","note":"+x"},
-             {"categoryId":2,"title":"\\tx","amount":-100,"date":"2026-11-20","note":"\\rx"}]
-            """)
+        _ = try await app.request(
+            "POST", "/categories", json: #"[{"title":"Groceries","amount":400},{"title":"=Rent, \"flat\"","amount":950,"rollover":true}]"#)
+        let created = try await app.request(
+            "POST", "/transactions",
+            json: """
+                [{"categoryId":1,"title":"Milk","amount":3.49,"date":"2026-11-02"},
+                 {"categoryId":1,"title":"Weekly shop","amount":"119.96","date":"2026-11-09","note":"market, \\"north\\"\\nsecond line"},
+                 {"categoryId":1,"title":"=SUM(A1)","amount":-12.5,"date":"2026-11-16","note":"-x"},
+                 {"categoryId":2,"title":"@x","amount":950,"date":"2026-11-01","note":"+x"},
+                 {"categoryId":2,"title":"\\tx","amount":-100,"date":"2026-11-20","note":"\\rx"}]
+                """)
         #expect(created.status == 201)
         // The seed's changes get their seqs a moment after its answers (docs/change-feed.md); /changes catches
         // up before it answers, so the lists below all see one X-Sync-Seq instead of racing the sequencer.
@@ -33,16 +36,17 @@ import APITestSupport
         guard case .array(let records) = try JSONParser.parse(body) else { throw CSVTestFailure.notAnArray }
         var lines = [columns.joined(separator: ",")]
         for case .object(let record) in records {
-            lines.append(columns.map { name in
-                if name == "category", case .number(let id) = record["categoryId"] { return categories[id].map(textCell) ?? "" }
-                return switch record[name] {
-                case .number(let text): text
-                case .string(let text): textCell(text)
-                case .bool(let value): "\(value)"
-                case .null, nil: ""
-                case .array, .object: "nested"
-                }
-            }.joined(separator: ","))
+            lines.append(
+                columns.map { name in
+                    if name == "category", case .number(let id) = record["categoryId"] { return categories[id].map(textCell) ?? "" }
+                    return switch record[name] {
+                    case .number(let text): text
+                    case .string(let text): textCell(text)
+                    case .bool(let value): "\(value)"
+                    case .null, nil: ""
+                    case .array, .object: "nested"
+                    }
+                }.joined(separator: ","))
         }
         return lines.map { $0 + "\r\n" }.joined()
     }
@@ -58,7 +62,9 @@ import APITestSupport
 
     /// The categories' titles by id, as JSON numbers' text.
     static func categoryTitles(_ app: TestApp) async throws -> [String: String] {
-        guard case .array(let records) = try JSONParser.parse(try await app.request("GET", "/categories").body) else { throw CSVTestFailure.notAnArray }
+        guard case .array(let records) = try JSONParser.parse(try await app.request("GET", "/categories").body) else {
+            throw CSVTestFailure.notAnArray
+        }
         var titles: [String: String] = [:]
         for case .object(let record) in records {
             if case .number(let id) = record["id"], case .string(let title) = record["title"] { titles[id] = title }
@@ -68,10 +74,15 @@ import APITestSupport
 
     /// Whether the answer's `Vary` names `Accept` (CORS adds `Origin` to it as well).
     static func variesByAccept(_ response: TestResponse) -> Bool {
-        response.headers.contains { $0.name.lowercased() == "vary" && $0.value.split(separator: ",").contains { $0.trimmingCharacters(in: .whitespaces) == "Accept" } }
+        response.headers.contains {
+            $0.name.lowercased() == "vary" && $0.value.split(separator: ",").contains { $0.trimmingCharacters(in: .whitespaces) == "Accept" }
+        }
     }
 
-    static let transactionColumns = ["id", "categoryId", "category", "title", "amount", "date", "note", "importId", "accountId", "cleared", "payee", "transferId", "createdAt", "updatedAt", "version"]
+    static let transactionColumns = [
+        "id", "categoryId", "category", "title", "amount", "date", "note", "importId", "accountId", "cleared", "payee", "transferId", "createdAt",
+        "updatedAt", "version",
+    ]
 
     @Test func csvListsAnswerTheRecordsAndHeadersOfTheirJSON() async throws {
         try await TestApp.with { app in
@@ -134,7 +145,8 @@ import APITestSupport
             try await Self.seed(app)
             let csv = try await app.request("GET", "/transactions?_sort=id", headers: Self.csv)
             let rows = csv.text.components(separatedBy: "\r\n")
-            #expect(rows.first == "id,categoryId,category,title,amount,date,note,importId,accountId,cleared,payee,transferId,createdAt,updatedAt,version")
+            #expect(
+                rows.first == "id,categoryId,category,title,amount,date,note,importId,accountId,cleared,payee,transferId,createdAt,updatedAt,version")
             #expect(rows.last == "", "every record ends with CRLF")
             let timestamp = #/\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z,\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z,1/#
             #expect(rows[1].hasPrefix("1,1,Groceries,Milk,3.49,2026-11-02,,"))
@@ -161,7 +173,8 @@ import APITestSupport
     @Test func aLargeCSVListIsItsPagesWithAWeakTagOfItsOwn() async throws {
         try await TestApp.with { app in
             _ = try await app.scalar("INSERT INTO categories (ledger_id, title, amount) VALUES (1, 'Food', 100), (1, '=Rent', 900)")
-            _ = try await app.scalar("""
+            _ = try await app.scalar(
+                """
                 INSERT INTO transactions (ledger_id, category_id, title, amount, date, note)
                 SELECT 1, 1 + i % 2, CASE WHEN i % 7 = 0 THEN '=cell ' ELSE 'purchase, number ' END || i,
                        -(i % 1000) / 10.0, DATE '2026-01-01' + i % 300, repeat('n', 150)

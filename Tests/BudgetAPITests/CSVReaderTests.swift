@@ -9,12 +9,13 @@ import Testing
 
     @Test func aRecordIsNamedByTheLineItStartsOn() throws {
         let read = try records("a,b\r\n\"one\ntwo\",x\n\n\"three\r\nfour\r\nfive\",y\nlast,z")
-        #expect(read == [
-            .init(line: 1, cells: ["a", "b"]),
-            .init(line: 2, cells: ["one\ntwo", "x"]),
-            .init(line: 5, cells: ["three\r\nfour\r\nfive", "y"]),
-            .init(line: 8, cells: ["last", "z"]),
-        ])
+        #expect(
+            read == [
+                .init(line: 1, cells: ["a", "b"]),
+                .init(line: 2, cells: ["one\ntwo", "x"]),
+                .init(line: 5, cells: ["three\r\nfour\r\nfive", "y"]),
+                .init(line: 8, cells: ["last", "z"]),
+            ])
     }
 
     @Test func quotesDoubledInsideAQuotedCellAreOneQuote() throws {

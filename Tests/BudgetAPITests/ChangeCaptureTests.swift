@@ -23,7 +23,8 @@ import APITestSupport
     @Test func psqlWritesAndCascadesReachTheFeed() async throws {
         try await TestApp.with { app in
             _ = try await app.scalar("INSERT INTO categories (ledger_id, id, title, amount) VALUES (1, 7, 'Psql', 5)")
-            _ = try await app.scalar("INSERT INTO transactions (ledger_id, id, category_id, title, amount) VALUES (1, 40, 7, 'Tea', 2), (1, 41, 7, 'Cake', 3)")
+            _ = try await app.scalar(
+                "INSERT INTO transactions (ledger_id, id, category_id, title, amount) VALUES (1, 40, 7, 'Tea', 2), (1, 41, 7, 'Cake', 3)")
             var (feed, cursor) = try await changes(app, since: 0)
             #expect(feed == ["categories/7 upsert v1 Psql", "transactions/40 upsert v1 Tea", "transactions/41 upsert v1 Cake"])
 
@@ -37,8 +38,11 @@ import APITestSupport
             _ = try await app.scalar("UPDATE categories SET id = 9, version = version + 1 WHERE id = 8")
             (feed, cursor) = try await changes(app, since: cursor)
             // Each record once, at its latest change, in write order: category 8's upsert gave way to its tombstone.
-            #expect(feed == ["transactions/42 upsert v1 Bun", "transactions/40 upsert v2 Green tea",
-                             "categories/8 delete v1", "categories/9 upsert v2 Server"])
+            #expect(
+                feed == [
+                    "transactions/42 upsert v1 Bun", "transactions/40 upsert v2 Green tea",
+                    "categories/8 delete v1", "categories/9 upsert v2 Server",
+                ])
 
             // The cascade, in the order PostgreSQL deletes: the category, then its transactions.
             _ = try await app.scalar("DELETE FROM categories WHERE id = 7")

@@ -87,9 +87,10 @@ import APITestSupport
             #expect(ada.dogs.map(\.id) == [1] && ada.dogs.first?.name == "Babbage")
 
             // What the app uploads, encoded with the default JSONEncoder, comes back as the same value.
-            let alan = Person(id: 3, firstName: "Alan", lastName: "Turing",
-                              birthday: try #require(ISO8601DateFormatter().date(from: "1912-06-23T00:00:00Z")),
-                              dogs: [Dog(id: 2, name: "Enigma")])
+            let alan = Person(
+                id: 3, firstName: "Alan", lastName: "Turing",
+                birthday: try #require(ISO8601DateFormatter().date(from: "1912-06-23T00:00:00Z")),
+                dogs: [Dog(id: 2, name: "Enigma")])
             let created = try await app.request("POST", "/people", json: String(decoding: try JSONEncoder().encode(alan), as: UTF8.self))
             #expect(created.status == 201)
             #expect(try JSONDecoder().decode(Person.self, from: Data(created.body)) == alan)

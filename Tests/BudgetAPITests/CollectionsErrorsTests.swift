@@ -8,8 +8,10 @@ import APITestSupport
     @Test func bodiesThatAreNotObjectsAre400AndWriteNothing() async throws {
         try await TestApp.with { app in
             try await app.seed(#"{"posts":[{"id":1,"title":"a"}]}"#)
-            for (method, path, body) in [("POST", "/posts", "42"), ("PUT", "/posts/1", "[]"), ("PATCH", "/posts/1", "\"x\""),
-                                         ("POST", "/posts", "[1]"), ("POST", "/posts", "{bad"), ("POST", "/posts", #"{"id":true}"#)] {
+            for (method, path, body) in [
+                ("POST", "/posts", "42"), ("PUT", "/posts/1", "[]"), ("PATCH", "/posts/1", "\"x\""),
+                ("POST", "/posts", "[1]"), ("POST", "/posts", "{bad"), ("POST", "/posts", #"{"id":true}"#),
+            ] {
                 let response = try await app.request(method, path, json: body)
                 #expect(response.status == 400, "\(method) \(path) \(body)")
             }

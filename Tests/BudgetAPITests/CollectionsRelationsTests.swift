@@ -23,8 +23,9 @@ import APITestSupport
             try await app.seed(Self.blog)
             let list = try await app.request("GET", "/posts?_embed=comments")
             #expect(list.status == 200)
-            #expect(list.text == #"[{"id":1,"title":"json-server","views":1234567890123456789,"comments":[\#(Self.comment1),\#(Self.comment2)]},"#
-                + #"{"id":2,"title":"second","comments":[\#(Self.comment3)]}]"#)
+            #expect(
+                list.text == #"[{"id":1,"title":"json-server","views":1234567890123456789,"comments":[\#(Self.comment1),\#(Self.comment2)]},"#
+                    + #"{"id":2,"title":"second","comments":[\#(Self.comment3)]}]"#)
             let one = try await app.request("GET", "/posts/2?_embed=comments")
             #expect(one.text == #"{"id":2,"title":"second","comments":[\#(Self.comment3)]}"#)
         }
@@ -34,11 +35,12 @@ import APITestSupport
         try await TestApp.with { app in
             try await app.seed(Self.blog)
             let expanded = try await app.request("GET", "/comments?_expand=post")
-            #expect(expanded.text == "["
-                + #"{"id":1,"body":"a","postId":1,"post":\#(Self.post1)},"#
-                + #"{"id":2,"body":"b","postId":"1","post":\#(Self.post1)},"#
-                + #"{"id":3,"body":"c","postId":2,"post":\#(Self.post2)},"#
-                + #"{"id":4,"body":"orphan","postId":9},{"id":5,"body":"loose"}]"#)
+            #expect(
+                expanded.text == "["
+                    + #"{"id":1,"body":"a","postId":1,"post":\#(Self.post1)},"#
+                    + #"{"id":2,"body":"b","postId":"1","post":\#(Self.post1)},"#
+                    + #"{"id":3,"body":"c","postId":2,"post":\#(Self.post2)},"#
+                    + #"{"id":4,"body":"orphan","postId":9},{"id":5,"body":"loose"}]"#)
             #expect(try await app.request("GET", "/comments/3?_expand=post").text == #"{"id":3,"body":"c","postId":2,"post":\#(Self.post2)}"#)
             // json-server 1.x writes the parent with _embed and its singular name.
             #expect(try await app.request("GET", "/comments/2?_embed=post").text == #"{"id":2,"body":"b","postId":"1","post":\#(Self.post1)}"#)
@@ -56,8 +58,9 @@ import APITestSupport
             #expect(repeated.text == expected)
             // Embeds come before expands whatever the parameter order, as json-server 0.17 applies them.
             let both = try await app.request("GET", "/posts/1/comments?_expand=post&_embed=likes")
-            #expect(both.text == #"[{"id":1,"body":"a","postId":1,"likes":[],"post":\#(Self.post1)},"#
-                + #"{"id":2,"body":"b","postId":"1","likes":[],"post":\#(Self.post1)}]"#)
+            #expect(
+                both.text == #"[{"id":1,"body":"a","postId":1,"likes":[],"post":\#(Self.post1)},"#
+                    + #"{"id":2,"body":"b","postId":"1","likes":[],"post":\#(Self.post1)}]"#)
         }
     }
 
@@ -77,11 +80,12 @@ import APITestSupport
 
     @Test func resolvingPrefersCollectionsThenSingulars() throws {
         let plurals = ["posts", "comments", "people"]
-        #expect(try DocumentRelation.resolve(embeds: ["comments", "person"], expands: ["post", "post"], on: "comments", among: plurals) == [
-            .children(collection: "comments", field: "commentId"),
-            .parent(member: "person", collection: "people", field: "personId"),
-            .parent(member: "post", collection: "posts", field: "postId"),
-        ])
+        #expect(
+            try DocumentRelation.resolve(embeds: ["comments", "person"], expands: ["post", "post"], on: "comments", among: plurals) == [
+                .children(collection: "comments", field: "commentId"),
+                .parent(member: "person", collection: "people", field: "personId"),
+                .parent(member: "post", collection: "posts", field: "postId"),
+            ])
         #expect(throws: APIError.self) { try DocumentRelation.resolve(embeds: [], expands: ["posts"], on: "comments", among: plurals) }
     }
 }

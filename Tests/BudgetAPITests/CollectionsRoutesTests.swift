@@ -20,8 +20,9 @@ import APITestSupport
             #expect(created.text == #"{"id":2,"title":"Second","author":"me","views":1234567890123456789}"#)
             let list = try await app.request("GET", "/posts")
             #expect(list.status == 200)
-            #expect(list.text == #"[{"id":1,"title":"json-server","author":"typicode"},"#
-                + #"{"id":2,"title":"Second","author":"me","views":1234567890123456789}]"#)
+            #expect(
+                list.text == #"[{"id":1,"title":"json-server","author":"typicode"},"#
+                    + #"{"id":2,"title":"Second","author":"me","views":1234567890123456789}]"#)
             #expect(try await app.request("GET", "/posts/2").text == created.text)
             #expect(try await app.request("GET", "/posts/9").status == 404)
         }
@@ -82,7 +83,8 @@ import APITestSupport
 
     @Test func quakesKeepStringCodesMillisecondsAndNestedCoordinates() async throws {
         try await TestApp.with { app in
-            let quake = #"{"code":"nc73649170","time":1700000000123,"magnitude":4.50,"geometry":{"type":"Point","coordinates":[-122.8096667,38.8243333,1.98]}}"#
+            let quake =
+                #"{"code":"nc73649170","time":1700000000123,"magnitude":4.50,"geometry":{"type":"Point","coordinates":[-122.8096667,38.8243333,1.98]}}"#
             try await app.seed(#"{"quakes":[\#(quake)]}"#)
             #expect(try await app.request("GET", "/quakes").text == "[{\"id\":1," + quake.dropFirst() + "]")
             #expect(try await app.request("GET", "/quakes/1").text.contains(#""magnitude":4.50,"#))
@@ -91,7 +93,8 @@ import APITestSupport
 
     @Test func peopleKeepSnakeCaseAndDogsFollowTheirPerson() async throws {
         try await TestApp.with { app in
-            try await app.seed(#"""
+            try await app.seed(
+                #"""
                 {"people":[{"id":1,"first_name":"Ada","last_name":"L","dogs":[{"name":"Rex","is_good":true}]}],
                  "dogs":[{"id":1,"name":"Rex","personId":1}]}
                 """#)
@@ -140,7 +143,8 @@ import APITestSupport
 @Suite struct CollectionsListingTests {
     @Test func filtersSortsAndPagesGenericRecords() async throws {
         try await TestApp.with { app in
-            try await app.seed(#"""
+            try await app.seed(
+                #"""
                 {"posts":[{"id":1,"views":9,"author":{"name":"a"}},{"id":2,"views":10,"author":{"name":"b"}},
                           {"id":3,"views":100,"author":{"name":"a"}}],
                  "comments":[{"id":1,"postId":1,"n":2},{"id":2,"postId":1,"n":1},{"id":3,"postId":2,"n":0}]}

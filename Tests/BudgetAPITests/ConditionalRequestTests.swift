@@ -97,8 +97,9 @@ import APITestSupport
             let body = #"{"title":"Offline","amount":"5.00"}"#
             let created = try await app.request("PUT", "/categories/40", json: body, headers: [("If-None-Match", "*")])
             #expect(created.status == 201)
-            let again = try await app.request("PUT", "/categories/40", json: #"{"title":"Other","amount":"6.00"}"#,
-                                              headers: [("If-None-Match", "*")])
+            let again = try await app.request(
+                "PUT", "/categories/40", json: #"{"title":"Other","amount":"6.00"}"#,
+                headers: [("If-None-Match", "*")])
             #expect(again.status == 412)
             #expect(try await app.scalar("SELECT title FROM categories WHERE id = 40") == "Offline")
             let notes = try await app.request("PUT", "/notes/9", json: #"{"text":"new"}"#, headers: [("If-None-Match", "*")])

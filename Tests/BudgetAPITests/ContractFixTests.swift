@@ -86,7 +86,8 @@ import APITestSupport
     @Test func aNULInABatchIs422AndAppliesNothing() async throws {
         try await TestApp.with { app in
             try await app.seed(#"{"posts":[]}"#)
-            let batch = #"{"operations":[{"method":"POST","path":"/posts","body":{"title":"ok"}},{"method":"POST","path":"/posts","body":{"title":"\u0000"}}]}"#
+            let batch =
+                #"{"operations":[{"method":"POST","path":"/posts","body":{"title":"ok"}},{"method":"POST","path":"/posts","body":{"title":"\u0000"}}]}"#
             let response = try await app.request("POST", "/batch", json: batch)
             #expect(response.status == 422)
             #expect(response.problemFields == ["operations[1].body.title"])

@@ -31,7 +31,8 @@ struct ExplainedPlan: CustomStringConvertible {
 
     private static func root(_ json: [UInt8]) throws -> JSONObject {
         guard case .array(let plans) = try JSONParser.parse(json), case .object(let top)? = plans.first,
-              case .object(let root)? = top["Plan"] else {
+            case .object(let root)? = top["Plan"]
+        else {
             throw PlanShapeError(text: String(decoding: json, as: UTF8.self))
         }
         return root
@@ -56,11 +57,12 @@ struct ExplainedPlan: CustomStringConvertible {
 
     /// - Parameter parts: the part of the statement's own nodes, and of those in its subplans.
     private mutating func collect(_ plan: JSONObject, subplanDepth: Int, parts: (top: Part, nested: Part)) {
-        let isSubplan: Bool = if case .string(let relationship)? = plan["Parent Relationship"] {
-            relationship == "InitPlan" || relationship == "SubPlan"
-        } else {
-            false
-        }
+        let isSubplan: Bool =
+            if case .string(let relationship)? = plan["Parent Relationship"] {
+                relationship == "InitPlan" || relationship == "SubPlan"
+            } else {
+                false
+            }
         let depth = subplanDepth + (isSubplan ? 1 : 0)
         // The feed position (X-Sync-Seq) reads the one row of change_feed_state, always by a Seq Scan, and the
         // data version counts the few changes not stamped yet (change_pending has no index); what these plans

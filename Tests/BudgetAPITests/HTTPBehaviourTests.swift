@@ -6,20 +6,21 @@ import APITestSupport
 
 /// Statuses of docs/api.md (Errors) as the budget API answers them, over a real socket.
 @Suite struct HTTPBehaviourTests {
-    @Test(arguments: [
-        ("POST", "/categories", "{\"title\":", 400),
-        ("POST", "/categories", "3", 400),
-        ("POST", "/categories", "[]", 400),
-        ("POST", "/categories", "[1]", 400),
-        ("PATCH", "/categories/1", "[{\"title\":\"x\"}]", 400),
-        ("PUT", "/categories/1", "\"text\"", 400),
-        ("GET", "/categories/abc", nil, 400),
-        ("GET", "/categories/0", nil, 400),
-        ("GET", "/categories/99999999999999999999", nil, 400),
-        ("GET", "/nowhere", nil, 404),
-        ("GET", "/categories/5", nil, 404),
-        ("GET", "/transactions/5", nil, 404),
-    ] as [(String, String, String?, Int)])
+    @Test(
+        arguments: [
+            ("POST", "/categories", "{\"title\":", 400),
+            ("POST", "/categories", "3", 400),
+            ("POST", "/categories", "[]", 400),
+            ("POST", "/categories", "[1]", 400),
+            ("PATCH", "/categories/1", "[{\"title\":\"x\"}]", 400),
+            ("PUT", "/categories/1", "\"text\"", 400),
+            ("GET", "/categories/abc", nil, 400),
+            ("GET", "/categories/0", nil, 400),
+            ("GET", "/categories/99999999999999999999", nil, 400),
+            ("GET", "/nowhere", nil, 404),
+            ("GET", "/categories/5", nil, 404),
+            ("GET", "/transactions/5", nil, 404),
+        ] as [(String, String, String?, Int)])
     func malformedRequestsGetProblems(method: String, path: String, body: String?, status: Int) async throws {
         try await TestApp.with { app in
             _ = try await app.request("POST", "/categories", json: #"{"title":"Keep","amount":1}"#)
@@ -46,9 +47,11 @@ import APITestSupport
             _ = try await app.request("POST", "/categories", json: #"{"title":"Keep","amount":1}"#)
             let put = try await app.request("PUT", "/categories/1", json: #"{"title":"Wiped","amount":0}"#, headers: [("Content-Type", "text/plain")])
             #expect(put.status == 415)
-            let post = try await app.request("POST", "/categories", json: #"{"title":"New","amount":0}"#, headers: [("Content-Type", "application/x-www-form-urlencoded")])
+            let post = try await app.request(
+                "POST", "/categories", json: #"{"title":"New","amount":0}"#, headers: [("Content-Type", "application/x-www-form-urlencoded")])
             #expect(post.status == 415)
-            let mergeOnPost = try await app.request("POST", "/categories", json: #"{"title":"New","amount":0}"#, headers: [("Content-Type", "application/merge-patch+json")])
+            let mergeOnPost = try await app.request(
+                "POST", "/categories", json: #"{"title":"New","amount":0}"#, headers: [("Content-Type", "application/merge-patch+json")])
             #expect(mergeOnPost.status == 415)
             #expect(try await app.scalar("SELECT title FROM categories") == "Keep")
             #expect(try await app.scalar("SELECT count(*) FROM categories") == "1")
@@ -57,7 +60,8 @@ import APITestSupport
 
     @Test func contentTypeParametersAreAllowed() async throws {
         try await TestApp.with { app in
-            let response = try await app.request("POST", "/categories", json: #"{"title":"A","amount":1}"#, headers: [("Content-Type", "application/json; charset=utf-8")])
+            let response = try await app.request(
+                "POST", "/categories", json: #"{"title":"A","amount":1}"#, headers: [("Content-Type", "application/json; charset=utf-8")])
             #expect(response.status == 201)
         }
     }
@@ -96,7 +100,9 @@ import APITestSupport
             let body = #"{"title":"Half","amount":1}"#
             try await runOffCooperativePool { [port = app.port] in
                 let client = try TestClient(port: port)
-                try client.send("POST /categories HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n" + body.prefix(10))
+                try client.send(
+                    "POST /categories HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n"
+                        + body.prefix(10))
                 client.close()
             }
             // A later request on another connection is answered, and the half request left no trace.
@@ -118,9 +124,12 @@ import APITestSupport
 
     @Test func unreachableDatabaseIs503WithRetryAfterWhileHealthStaysUp() async throws {
         let nowhere = "postgresql:///budget?host=/nonexistent-\(UUID().uuidString.prefix(8))&user=postgres&connect_timeout=1"
-        try await TestApp.with(databaseURL: nowhere, poolConfiguration: {
-            PoolConfiguration(url: $0, size: 2, checkoutTimeout: .seconds(2))
-        }) { app in
+        try await TestApp.with(
+            databaseURL: nowhere,
+            poolConfiguration: {
+                PoolConfiguration(url: $0, size: 2, checkoutTimeout: .seconds(2))
+            }
+        ) { app in
             // The client gives up after 10 s, so a hanging request fails here rather than passing late.
             let response = try await app.request("GET", "/categories")
             #expect(response.status == 503)
@@ -152,8 +161,11 @@ import APITestSupport
 @Suite struct StatementTimeoutTests {
     @Test func aQueryOverTheStatementTimeoutIs503WithRetryAfter() async throws {
         // 20,000 rows cannot be rendered as JSON within 1 ms, however fast the machine.
-        try await TestApp.with(poolConfiguration: { PoolConfiguration(url: $0, size: 2, checkoutTimeout: .seconds(30), statementTimeout: .milliseconds(1)) }) { app in
-            _ = try await app.scalar("""
+        try await TestApp.with(poolConfiguration: {
+            PoolConfiguration(url: $0, size: 2, checkoutTimeout: .seconds(30), statementTimeout: .milliseconds(1))
+        }) { app in
+            _ = try await app.scalar(
+                """
                 WITH c AS (INSERT INTO categories (ledger_id, id, title, amount) VALUES (1, 1, 'Big', 1) RETURNING id)
                 INSERT INTO transactions (ledger_id, category_id, title, amount) SELECT 1, 1, 't' || g, 1 FROM c, generate_series(1, 20000) g RETURNING 1
                 """)

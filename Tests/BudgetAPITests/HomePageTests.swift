@@ -105,9 +105,11 @@ import APITestSupport
     @Test func saysWhenOnlyTheFirstBudgetsAreShown() throws {
         var page = HomePage()
         page.resources = [HomePage.Resource(name: "categories", kind: .typed, records: 150)]
-        page.budgets = [HomePage.Budget(
-            id: 1, title: "Food", budgeted: try #require(Numeric("10.00")), carried: try #require(Numeric("0.00")),
-            spent: try #require(Numeric("2.50")), remaining: try #require(Numeric("7.50")))]
+        page.budgets = [
+            HomePage.Budget(
+                id: 1, title: "Food", budgeted: try #require(Numeric("10.00")), carried: try #require(Numeric("0.00")),
+                spent: try #require(Numeric("2.50")), remaining: try #require(Numeric("7.50")))
+        ]
         let html = String(decoding: page.render(), as: UTF8.self)
         #expect(html.contains(#"The first 1 of 150 categories; <a href="/categories">/categories</a> has them all."#))
         #expect(html.contains(#"style="width:25.0%""#))

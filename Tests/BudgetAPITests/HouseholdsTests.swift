@@ -23,7 +23,8 @@ import APITestSupport
         return try #require(response.object["id"] as? Int)
     }
 
-    static func logIn(_ app: TestApp, _ name: String, password: String = "correct horse", extra: String = "") async throws -> (token: String, id: Int) {
+    static func logIn(_ app: TestApp, _ name: String, password: String = "correct horse", extra: String = "") async throws -> (token: String, id: Int)
+    {
         let response = try await app.request("POST", "/auth/tokens", json: #"{"name":"\#(name)","password":"\#(password)"\#(extra)}"#)
         #expect(response.status == 201, "\(response.text)")
         return (try #require(response.object["token"] as? String), try #require(response.object["id"] as? Int))
@@ -33,10 +34,14 @@ import APITestSupport
 
     @Test func everyRouteAnswersTheSameUnderLedgerOne() async throws {
         try await TestApp.with(options: Self.options(signup: false)) { app in
-            try await app.seed(#"{"categories":[{"id":1,"title":"Food","amount":100}],"transactions":[{"id":1,"categoryId":1,"title":"Milk","amount":"5.00","date":"2026-11-02"}],"posts":[{"id":1,"title":"a"}],"comments":[{"id":1,"postId":1}],"profile":{"name":"p"}}"#)
-            let paths = ["/categories", "/categories/1", "/categories/1/transactions", "/transactions?_limit=1", "/db", "/posts", "/posts/1",
-                         "/posts/1/comments", "/profile", "/months/2026-11", "/reports/spending?from=2026-11&to=2026-11",
-                         "/changes", "/categories/1/budgets", "/transactions?_page=1&_per_page=1"]
+            try await app.seed(
+                #"{"categories":[{"id":1,"title":"Food","amount":100}],"transactions":[{"id":1,"categoryId":1,"title":"Milk","amount":"5.00","date":"2026-11-02"}],"posts":[{"id":1,"title":"a"}],"comments":[{"id":1,"postId":1}],"profile":{"name":"p"}}"#
+            )
+            let paths = [
+                "/categories", "/categories/1", "/categories/1/transactions", "/transactions?_limit=1", "/db", "/posts", "/posts/1",
+                "/posts/1/comments", "/profile", "/months/2026-11", "/reports/spending?from=2026-11&to=2026-11",
+                "/changes", "/categories/1/budgets", "/transactions?_page=1&_per_page=1",
+            ]
             for path in paths {
                 let plain = try await app.request("GET", path)
                 let scoped = try await app.request("GET", "/ledgers/1" + path)
@@ -45,7 +50,9 @@ import APITestSupport
                 #expect(scoped.status == plain.status && scoped.body == plain.body, "\(path)")
                 #expect(byDefault.body == plain.body, "\(path)")
                 #expect(scoped.header("ETag") == plain.header("ETag"), "\(path)")
-                if let link = plain.header("Link") { #expect(scoped.header("Link") != link && scoped.header("Link")!.contains("/ledgers/1/transactions")) }
+                if let link = plain.header("Link") {
+                    #expect(scoped.header("Link") != link && scoped.header("Link")!.contains("/ledgers/1/transactions"))
+                }
             }
             let created = try await app.request("POST", "/ledgers/1/categories", json: #"{"title":"Rent","amount":5}"#)
             #expect(created.status == 201)
@@ -59,16 +66,20 @@ import APITestSupport
             let accountPath = try #require(account.header("Location"))
             let reconciled = try await app.request("POST", accountPath + "/reconcile", json: #"{"balance":0,"date":"2026-11-30"}"#)
             #expect(reconciled.status == 200 && reconciled.header("Content-Location") == accountPath, "\(reconciled.text)")
-            for path in ["/ledgers/2/categories", "/ledgers/abc/categories", "/ledgers/-1/categories", "/ledgers/99999999999999999999999/categories",
-                         "/ledgers/1/health", "/ledgers/1/metrics", "/ledgers/1/auth/me", "/ledgers/1/ledgers"] {
+            for path in [
+                "/ledgers/2/categories", "/ledgers/abc/categories", "/ledgers/-1/categories", "/ledgers/99999999999999999999999/categories",
+                "/ledgers/1/health", "/ledgers/1/metrics", "/ledgers/1/auth/me", "/ledgers/1/ledgers",
+            ] {
                 let response = try await app.request("GET", path)
                 #expect(response.status == 404, "\(path) \(response.status)")
             }
-            let batch = try await app.request("POST", "/ledgers/1/batch", json: #"""
-                {"atomic":false,"operations":[{"method":"POST","path":"/ledgers/1/categories","body":{"title":"B1","amount":1}},
-                 {"method":"POST","path":"/ledgers/2/categories","body":{"title":"B2","amount":1}},
-                 {"method":"POST","path":"/categories","body":{"title":"B3","amount":1}}]}
-                """#)
+            let batch = try await app.request(
+                "POST", "/ledgers/1/batch",
+                json: #"""
+                    {"atomic":false,"operations":[{"method":"POST","path":"/ledgers/1/categories","body":{"title":"B1","amount":1}},
+                     {"method":"POST","path":"/ledgers/2/categories","body":{"title":"B2","amount":1}},
+                     {"method":"POST","path":"/categories","body":{"title":"B3","amount":1}}]}
+                    """#)
             #expect(batch.status == 200, "\(batch.text)")
             let statuses = (batch.object["results"] as? [[String: Any]] ?? []).compactMap { $0["status"] as? Int }
             #expect(statuses == [201, 404, 201], "\(batch.text)")
@@ -100,7 +111,8 @@ import APITestSupport
             let me = try await app.request("GET", "/auth/me", headers: Self.bearer(aliceToken))
             #expect(me.object["id"] as? Int == alice && me.object["defaultLedgerId"] as? Int == 1)
             #expect((me.object["ledgers"] as? [[String: Any]])?.first?["role"] as? String == "owner")
-            #expect(try await app.request("POST", "/categories", json: #"{"title":"Food","amount":1}"#, headers: Self.bearer(aliceToken)).status == 201)
+            #expect(
+                try await app.request("POST", "/categories", json: #"{"title":"Food","amount":1}"#, headers: Self.bearer(aliceToken)).status == 201)
 
             // Bad input: 422 naming the member, 409 for a taken name; nothing written.
             let short = try await app.request("POST", "/auth/users", json: #"{"name":"bob","password":"short"}"#)
@@ -127,12 +139,17 @@ import APITestSupport
             let added = try await app.request("PUT", "/ledgers/1/members/\(bob)", json: #"{"role":"viewer"}"#, headers: Self.bearer(aliceToken))
             #expect(added.status == 201, "\(added.text)")
             #expect(try await app.request("GET", "/ledgers/1/categories", headers: Self.bearer(bobToken)).status == 200)
-            let viewerWrite = try await app.request("POST", "/ledgers/1/categories", json: #"{"title":"X","amount":1}"#, headers: Self.bearer(bobToken))
+            let viewerWrite = try await app.request(
+                "POST", "/ledgers/1/categories", json: #"{"title":"X","amount":1}"#, headers: Self.bearer(bobToken))
             #expect(viewerWrite.status == 403)
             let changed = try await app.request("PUT", "/ledgers/1/members/\(bob)", json: #"{"role":"editor"}"#, headers: Self.bearer(aliceToken))
             #expect(changed.status == 200)
-            #expect(try await app.request("POST", "/ledgers/1/categories", json: #"{"title":"Y","amount":1}"#, headers: Self.bearer(bobToken)).status == 201)
-            #expect(try await app.request("PUT", "/ledgers/1/members/\(alice)", json: #"{"role":"viewer"}"#, headers: Self.bearer(bobToken)).status == 403)
+            #expect(
+                try await app.request("POST", "/ledgers/1/categories", json: #"{"title":"Y","amount":1}"#, headers: Self.bearer(bobToken)).status
+                    == 201)
+            #expect(
+                try await app.request("PUT", "/ledgers/1/members/\(alice)", json: #"{"role":"viewer"}"#, headers: Self.bearer(bobToken)).status == 403
+            )
             #expect(try await app.request("DELETE", "/ledgers/1", headers: Self.bearer(bobToken)).status == 403)
             let badRole = try await app.request("PUT", "/ledgers/1/members/\(bob)", json: #"{"role":"king"}"#, headers: Self.bearer(aliceToken))
             #expect(badRole.status == 422 && badRole.problemFields == ["role"])
@@ -205,15 +222,21 @@ import APITestSupport
             #expect(open.status == 201, "no users yet: \(open.text)")
             _ = try await Self.signUp(app, "Alice")
             let token = try await Self.logIn(app, "Alice").token
-            for (method, path, body) in [("POST", "/categories", #"{"id":9007199254740992,"title":"Too far","amount":1}"#),
-                                         ("PUT", "/categories/9007199254740992", #"{"title":"Too far","amount":1}"#),
-                                         ("POST", "/transactions", #"[{"categoryId":1,"title":"ok","amount":1,"date":"2026-11-01"},{"id":9223372036854775807,"categoryId":1,"title":"x","amount":1,"date":"2026-11-01"}]"#)] {
+            for (method, path, body) in [
+                ("POST", "/categories", #"{"id":9007199254740992,"title":"Too far","amount":1}"#),
+                ("PUT", "/categories/9007199254740992", #"{"title":"Too far","amount":1}"#),
+                (
+                    "POST", "/transactions",
+                    #"[{"categoryId":1,"title":"ok","amount":1,"date":"2026-11-01"},{"id":9223372036854775807,"categoryId":1,"title":"x","amount":1,"date":"2026-11-01"}]"#
+                ),
+            ] {
                 let response = try await app.request(method, path, json: body, headers: Self.bearer(token))
                 #expect(response.status == 422, "\(method) \(path): \(response.text)")
                 #expect(response.text.contains("9007199254740991"), "\(response.text)")
             }
             #expect(try await app.scalar("SELECT count(*) FROM categories WHERE title = 'Too far'") == "0")
-            let largest = try await app.request("PUT", "/categories/9007199254740991", json: #"{"title":"Largest","amount":1}"#, headers: Self.bearer(token))
+            let largest = try await app.request(
+                "PUT", "/categories/9007199254740991", json: #"{"title":"Largest","amount":1}"#, headers: Self.bearer(token))
             #expect(largest.status == 201, "\(largest.text)")
         }
     }
@@ -249,8 +272,9 @@ import APITestSupport
         try await TestApp.with(options: Self.options(signup: false, apiToken: "operator-token")) { app in
             let refused = try await app.request("POST", "/auth/users", json: #"{"name":"eve","password":"long enough"}"#)
             #expect(refused.status == 401)
-            let withToken = try await app.request("POST", "/auth/users", json: #"{"name":"eve","password":"long enough"}"#,
-                                                  headers: Self.bearer("operator-token"))
+            let withToken = try await app.request(
+                "POST", "/auth/users", json: #"{"name":"eve","password":"long enough"}"#,
+                headers: Self.bearer("operator-token"))
             #expect(withToken.status == 403)
             #expect(try await app.request("GET", "/ledgers/1/categories", headers: Self.bearer("operator-token")).status == 200)
             #expect(try await app.request("GET", "/ledgers/2/categories", headers: Self.bearer("operator-token")).status == 404)

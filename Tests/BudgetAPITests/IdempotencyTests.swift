@@ -144,9 +144,11 @@ extension TestApp {
             #expect(bare.body == quoted.body)
 
             // An escaped quote inside a quoted key is the bare key's quote.
-            let escaped = try await app.request("POST", "/categories", json: #"{"title":"Escaped","amount":1}"#, headers: [(Self.keyHeader, #""a\"b""#)])
+            let escaped = try await app.request(
+                "POST", "/categories", json: #"{"title":"Escaped","amount":1}"#, headers: [(Self.keyHeader, #""a\"b""#)])
             #expect(escaped.status == 201)
-            let bareQuote = try await app.request("POST", "/categories", json: #"{"title":"Escaped","amount":1}"#, headers: [(Self.keyHeader, #"a"b"#)])
+            let bareQuote = try await app.request(
+                "POST", "/categories", json: #"{"title":"Escaped","amount":1}"#, headers: [(Self.keyHeader, #"a"b"#)])
             #expect(bareQuote.header(Self.replayedHeader) == "true")
             #expect(bareQuote.body == escaped.body)
 
@@ -188,7 +190,8 @@ extension TestApp {
     @Test func aKeyWithAControlCharacterIs400() async throws {
         try await TestApp.with { app in
             // The HTTP parser may refuse the header line before the key is read; either way nothing is written.
-            let response = try await app.request("POST", "/categories", json: #"{"title":"Never","amount":1}"#, headers: [(Self.keyHeader, "a\u{01}b")])
+            let response = try await app.request(
+                "POST", "/categories", json: #"{"title":"Never","amount":1}"#, headers: [(Self.keyHeader, "a\u{01}b")])
             #expect(response.status == 400, "\(response.text)")
             #expect(try await app.rowCount(of: "categories") == 0)
             #expect(try await app.rowCount(of: "idempotency_keys") == 0)
@@ -287,7 +290,8 @@ extension TestApp {
                 do {
                     // Deterministic: A's session waits for the categories lock while holding an advisory lock.
                     try await waitUntil("server A's keyed insert waits for the table lock, holding the key's lock") {
-                        let waiting = try await serverA.scalar("""
+                        let waiting = try await serverA.scalar(
+                            """
                             SELECT count(*) FROM pg_locks waiting
                             JOIN pg_locks key ON key.pid = waiting.pid AND key.locktype = 'advisory' AND key.granted
                             WHERE waiting.database = (SELECT oid FROM pg_database WHERE datname = current_database())

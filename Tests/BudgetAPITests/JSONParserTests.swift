@@ -4,10 +4,14 @@ import Testing
 @Suite struct JSONParserTests {
     @Test(arguments: [
         (#"{"a":1}"#, JSONValue.object(["a": .number("1")])),
-        (#" [1, -0.5, 1e2, 12.50, 1234567890123456789012] "#,
-         .array([.number("1"), .number("-0.5"), .number("1e2"), .number("12.50"), .number("1234567890123456789012")])),
-        (#"{"s":"a\"b\\c\n\u00e9\ud83d\ude00","t":true,"f":false,"n":null}"#,
-         .object(["s": .string("a\"b\\c\n\u{e9}\u{1F600}"), "t": .bool(true), "f": .bool(false), "n": .null])),
+        (
+            #" [1, -0.5, 1e2, 12.50, 1234567890123456789012] "#,
+            .array([.number("1"), .number("-0.5"), .number("1e2"), .number("12.50"), .number("1234567890123456789012")])
+        ),
+        (
+            #"{"s":"a\"b\\c\n\u00e9\ud83d\ude00","t":true,"f":false,"n":null}"#,
+            .object(["s": .string("a\"b\\c\n\u{e9}\u{1F600}"), "t": .bool(true), "f": .bool(false), "n": .null])
+        ),
         (#"{"a":1,"a":2}"#, .object(["a": .number("2")])),
         (#""héllo""#, .string("héllo")),
         ("[]", .array([])),

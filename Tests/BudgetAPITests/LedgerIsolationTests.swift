@@ -62,7 +62,8 @@ import APITestSupport
             try await fixture.fillVictim()
             let filled = try await fixture.readAll(table)
             for (key, answer) in baseline where filled[key] != answer {
-                fixture.leak("answer changed when B was filled: \(key)\n  before: \(answer.prefix(300))\n  after:  \(filled[key]?.prefix(300) ?? "none")")
+                fixture.leak(
+                    "answer changed when B was filled: \(key)\n  before: \(answer.prefix(300))\n  after:  \(filled[key]?.prefix(300) ?? "none")")
             }
             try await fixture.longPollIsNotWokenByTheVictim()
             // B as it is now; nothing A does from here on may change it.
@@ -131,187 +132,265 @@ import APITestSupport
             // Open and unscoped-only routes.
             RouteCase(method: "GET", pattern: "/health", kind: .open, reads: read("/health"), sample: Sample(path: "/health")),
             RouteCase(method: "GET", pattern: "/ready", kind: .open, reads: read("/ready"), sample: Sample(path: "/ready")),
-            RouteCase(method: "GET", pattern: "/metrics", kind: .unscopedOnly, reads: [Read(path: "/metrics", volatile: true)],
-                      sample: Sample(path: "/metrics")),
-            RouteCase(method: "GET", pattern: "/openapi.yaml", kind: .unscopedOnly, reads: read("/openapi.yaml"), sample: Sample(path: "/openapi.yaml")),
-            RouteCase(method: "POST", pattern: "/auth/users", kind: .open, sample: Sample(path: "/auth/users", body: #"{"name":"x","password":"short"}"#),
-                      attack: { f in try await f.attackSignUp() }),
-            RouteCase(method: "POST", pattern: "/auth/tokens", kind: .open, sample: Sample(path: "/auth/tokens", body: "{}"),
-                      attack: { f in try await f.attackMint() }),
+            RouteCase(
+                method: "GET", pattern: "/metrics", kind: .unscopedOnly, reads: [Read(path: "/metrics", volatile: true)],
+                sample: Sample(path: "/metrics")),
+            RouteCase(
+                method: "GET", pattern: "/openapi.yaml", kind: .unscopedOnly, reads: read("/openapi.yaml"), sample: Sample(path: "/openapi.yaml")),
+            RouteCase(
+                method: "POST", pattern: "/auth/users", kind: .open, sample: Sample(path: "/auth/users", body: #"{"name":"x","password":"short"}"#),
+                attack: { f in try await f.attackSignUp() }),
+            RouteCase(
+                method: "POST", pattern: "/auth/tokens", kind: .open, sample: Sample(path: "/auth/tokens", body: "{}"),
+                attack: { f in try await f.attackMint() }),
             RouteCase(method: "GET", pattern: "/auth/tokens", kind: .unscopedOnly, reads: read("/auth/tokens"), sample: Sample(path: "/auth/tokens")),
-            RouteCase(method: "DELETE", pattern: "/auth/tokens/:id", kind: .unscopedOnly, sample: Sample(path: "/auth/tokens/999999"),
-                      attack: { f in try await f.attackRevoke() }),
+            RouteCase(
+                method: "DELETE", pattern: "/auth/tokens/:id", kind: .unscopedOnly, sample: Sample(path: "/auth/tokens/999999"),
+                attack: { f in try await f.attackRevoke() }),
             RouteCase(method: "GET", pattern: "/auth/me", kind: .unscopedOnly, reads: read("/auth/me"), sample: Sample(path: "/auth/me")),
             RouteCase(method: "GET", pattern: "/ledgers", kind: .unscopedOnly, reads: read("/ledgers"), sample: Sample(path: "/ledgers")),
-            RouteCase(method: "POST", pattern: "/ledgers", kind: .unscopedOnly, sample: Sample(path: "/ledgers", body: #"{"name":"Extra"}"#),
-                      attack: { f in try await f.attackCreateLedger() }),
-            RouteCase(method: "GET", pattern: "/ledgers/:ledger", kind: .ledgerAdmin, reads: read("/ledgers/{A}"), sample: Sample(path: "/ledgers/{L}")),
-            RouteCase(method: "PATCH", pattern: "/ledgers/:ledger", kind: .ledgerAdmin, sample: Sample(path: "/ledgers/{L}", body: #"{"name":"Renamed"}"#),
-                      attack: { f in try await f.attackLedgerAdmin("PATCH", "/ledgers/{B}", #"{"name":"Renamed"}"#) }),
-            RouteCase(method: "DELETE", pattern: "/ledgers/:ledger", kind: .ledgerAdmin, sample: Sample(path: "/ledgers/{L}"),
-                      attack: { f in try await f.attackLedgerAdmin("DELETE", "/ledgers/{B}", nil) }),
-            RouteCase(method: "GET", pattern: "/ledgers/:ledger/members", kind: .ledgerAdmin, reads: read("/ledgers/{A}/members"),
-                      sample: Sample(path: "/ledgers/{L}/members")),
-            RouteCase(method: "PUT", pattern: "/ledgers/:ledger/members/:userId", kind: .ledgerAdmin,
-                      sample: Sample(path: "/ledgers/{L}/members/{viewer}", body: #"{"role":"editor"}"#),
-                      attack: { f in try await f.attackLedgerAdmin("PUT", "/ledgers/{B}/members/{attacker}", #"{"role":"owner"}"#) }),
-            RouteCase(method: "DELETE", pattern: "/ledgers/:ledger/members/:userId", kind: .ledgerAdmin,
-                      sample: Sample(path: "/ledgers/{L}/members/{owner}"),
-                      attack: { f in try await f.attackLedgerAdmin("DELETE", "/ledgers/{B}/members/{victim}", nil) }),
+            RouteCase(
+                method: "POST", pattern: "/ledgers", kind: .unscopedOnly, sample: Sample(path: "/ledgers", body: #"{"name":"Extra"}"#),
+                attack: { f in try await f.attackCreateLedger() }),
+            RouteCase(
+                method: "GET", pattern: "/ledgers/:ledger", kind: .ledgerAdmin, reads: read("/ledgers/{A}"), sample: Sample(path: "/ledgers/{L}")),
+            RouteCase(
+                method: "PATCH", pattern: "/ledgers/:ledger", kind: .ledgerAdmin, sample: Sample(path: "/ledgers/{L}", body: #"{"name":"Renamed"}"#),
+                attack: { f in try await f.attackLedgerAdmin("PATCH", "/ledgers/{B}", #"{"name":"Renamed"}"#) }),
+            RouteCase(
+                method: "DELETE", pattern: "/ledgers/:ledger", kind: .ledgerAdmin, sample: Sample(path: "/ledgers/{L}"),
+                attack: { f in try await f.attackLedgerAdmin("DELETE", "/ledgers/{B}", nil) }),
+            RouteCase(
+                method: "GET", pattern: "/ledgers/:ledger/members", kind: .ledgerAdmin, reads: read("/ledgers/{A}/members"),
+                sample: Sample(path: "/ledgers/{L}/members")),
+            RouteCase(
+                method: "PUT", pattern: "/ledgers/:ledger/members/:userId", kind: .ledgerAdmin,
+                sample: Sample(path: "/ledgers/{L}/members/{viewer}", body: #"{"role":"editor"}"#),
+                attack: { f in try await f.attackLedgerAdmin("PUT", "/ledgers/{B}/members/{attacker}", #"{"role":"owner"}"#) }),
+            RouteCase(
+                method: "DELETE", pattern: "/ledgers/:ledger/members/:userId", kind: .ledgerAdmin,
+                sample: Sample(path: "/ledgers/{L}/members/{owner}"),
+                attack: { f in try await f.attackLedgerAdmin("DELETE", "/ledgers/{B}/members/{victim}", nil) }),
 
             // The ledger's data.
             RouteCase(method: "GET", pattern: "/", kind: .ledger, reads: read("/"), sample: Sample(path: "/")),
-            RouteCase(method: "GET", pattern: "/changes", kind: .ledger,
-                      reads: read("/changes?since=0", "/changes?since=0&limit=2", "/changes?since=0&collection=posts",
-                                  "/changes?since=0&collection=secrets", "/changes?since=0&collection=nowhere", "/changes?since=0&collection=categories"),
-                      sample: Sample(path: "/changes?since=0")),
-            RouteCase(method: "GET", pattern: "/categories", kind: .ledger,
-                      reads: read("/categories", "/categories?_embed=transactions", "/categories?_embed=budgets", "/categories?q=canary",
-                                  "/categories?title=Travel", "/categories?id=7", "/categories?_sort=-title", "/categories?title_like=canary",
-                                  "/categories?_page=1&_per_page=1", "/categories?month=\(m)") + csv("/categories"),
-                      sample: Sample(path: "/categories")),
-            RouteCase(method: "POST", pattern: "/categories", kind: .ledger, sample: Sample(path: "/categories", body: #"{"title":"V","amount":1}"#),
-                      attack: { f in try await f.attackPostCategory() }),
-            RouteCase(method: "GET", pattern: "/categories/:id", kind: .ledger,
-                      reads: read("/categories/1", "/categories/6", "/categories/7", "/categories/1?_embed=transactions", "/categories/1?month=\(m)"),
-                      sample: Sample(path: "/categories/1")),
-            RouteCase(method: "PUT", pattern: "/categories/:id", kind: .ledger, sample: Sample(path: "/categories/1", body: #"{"title":"Food","amount":3}"#),
-                      attack: { f in try await f.attackPutCategory() }),
-            RouteCase(method: "PATCH", pattern: "/categories/:id", kind: .ledger, sample: Sample(path: "/categories/1", body: #"{"amount":3}"#),
-                      attack: { f in try await f.expectAbsent("PATCH", "/categories/6", #"{"amount":3}"#) }),
-            RouteCase(method: "DELETE", pattern: "/categories/:id", kind: .ledger, sample: Sample(path: "/categories/1"),
-                      attack: { f in try await f.attackDeleteCategory() }),
-            RouteCase(method: "GET", pattern: "/categories/:id/transactions", kind: .ledger,
-                      reads: read("/categories/1/transactions", "/categories/6/transactions", "/categories/7/transactions",
-                                  "/categories/1/transactions?_expand=category", "/categories/1/transactions?q=canary") + csv("/categories/1/transactions"),
-                      sample: Sample(path: "/categories/1/transactions")),
-            RouteCase(method: "POST", pattern: "/categories/:id/transactions", kind: .ledger,
-                      sample: Sample(path: "/categories/1/transactions", body: #"{"title":"V","amount":"-1.00","date":"2026-11-03"}"#),
-                      attack: { f in try await f.expectAbsent("POST", "/categories/6/transactions", #"{"title":"V","amount":"-1.00","date":"2026-11-03"}"#) }),
-            RouteCase(method: "GET", pattern: "/categories/:id/budgets", kind: .ledger,
-                      reads: read("/categories/1/budgets", "/categories/6/budgets", "/categories/1/budgets?_expand=category"),
-                      sample: Sample(path: "/categories/1/budgets")),
-            RouteCase(method: "POST", pattern: "/categories/:id/budgets", kind: .ledger,
-                      sample: Sample(path: "/categories/1/budgets", body: #"{"month":"2026-12","amount":1}"#),
-                      attack: { f in try await f.expectAbsent("POST", "/categories/6/budgets", #"{"month":"2026-12","amount":1}"#) }),
-            RouteCase(method: "GET", pattern: "/categories/:id/budgets/:month", kind: .ledger,
-                      reads: read("/categories/1/budgets/\(m)", "/categories/6/budgets/\(m)", "/categories/7/budgets/\(m)"),
-                      sample: Sample(path: "/categories/1/budgets/\(m)")),
-            RouteCase(method: "PUT", pattern: "/categories/:id/budgets/:month", kind: .ledger,
-                      sample: Sample(path: "/categories/1/budgets/\(m)", body: #"{"amount":2}"#),
-                      attack: { f in try await f.attackMonthBudget() }),
-            RouteCase(method: "DELETE", pattern: "/categories/:id/budgets/:month", kind: .ledger, sample: Sample(path: "/categories/1/budgets/\(m)"),
-                      attack: { f in try await f.expectAbsent("DELETE", "/categories/6/budgets/\(m)", nil) }),
-            RouteCase(method: "GET", pattern: "/transactions", kind: .ledger,
-                      reads: read("/transactions", "/transactions?_expand=category", "/transactions?q=canary", "/transactions?note_like=canary",
-                                  "/transactions?importId=imp-8", "/transactions?categoryId=7", "/transactions?_sort=-note", "/transactions?_sort=title,-id",
-                                  "/transactions?month=\(m)", "/transactions?_page=1&_per_page=1")
-                        + csv("/transactions", "/transactions?_sort=-note"),
-                      sample: Sample(path: "/transactions")),
-            RouteCase(method: "POST", pattern: "/transactions", kind: .ledger,
-                      sample: Sample(path: "/transactions", body: #"{"categoryId":1,"title":"V","amount":"-1.00","date":"2026-11-03"}"#),
-                      attack: { f in try await f.attackPostTransaction() }),
-            RouteCase(method: "GET", pattern: "/transactions/:id", kind: .ledger,
-                      reads: read("/transactions/1", "/transactions/1?_expand=category", "/transactions/8", "/transactions/9"),
-                      sample: Sample(path: "/transactions/1")),
-            RouteCase(method: "PUT", pattern: "/transactions/:id", kind: .ledger,
-                      sample: Sample(path: "/transactions/1", body: #"{"categoryId":1,"title":"V","amount":"-1.00","date":"2026-11-03"}"#),
-                      attack: { f in try await f.attackPutTransaction() }),
-            RouteCase(method: "PATCH", pattern: "/transactions/:id", kind: .ledger, sample: Sample(path: "/transactions/1", body: #"{"title":"V"}"#),
-                      attack: { f in try await f.attackPatchTransaction() }),
-            RouteCase(method: "DELETE", pattern: "/transactions/:id", kind: .ledger, sample: Sample(path: "/transactions/1"),
-                      attack: { f in try await f.expectAbsent("DELETE", "/transactions/10", nil) }),
-            RouteCase(method: "POST", pattern: "/transactions/import", kind: .ledger,
-                      sample: Sample(path: "/transactions/import", body: "date,title,amount,category\n2026-11-03,V,-1.00,Food\n", contentType: "text/csv"),
-                      attack: { f in try await f.attackImport() }),
-            RouteCase(method: "GET", pattern: "/accounts", kind: .ledger,
-                      reads: read("/accounts", "/accounts?q=canary", "/accounts?name_like=canary", "/accounts?_sort=-name", "/accounts?id=6",
-                                  "/accounts?balance_lt=0", "/accounts?_page=1&_per_page=1"),
-                      sample: Sample(path: "/accounts")),
-            RouteCase(method: "POST", pattern: "/accounts", kind: .ledger, sample: Sample(path: "/accounts", body: #"{"name":"V","type":"cash"}"#),
-                      attack: { f in try await f.attackPostAccount() }),
-            RouteCase(method: "GET", pattern: "/accounts/:id", kind: .ledger, reads: read("/accounts/1", "/accounts/5", "/accounts/6"),
-                      sample: Sample(path: "/accounts/1")),
-            RouteCase(method: "PUT", pattern: "/accounts/:id", kind: .ledger, sample: Sample(path: "/accounts/1", body: #"{"name":"Checking","type":"checking"}"#),
-                      attack: { f in try await f.attackPutAccount() }),
-            RouteCase(method: "PATCH", pattern: "/accounts/:id", kind: .ledger, sample: Sample(path: "/accounts/1", body: #"{"closed":true}"#),
-                      attack: { f in try await f.expectAbsent("PATCH", "/accounts/6", #"{"closed":true}"#) }),
-            RouteCase(method: "DELETE", pattern: "/accounts/:id", kind: .ledger, sample: Sample(path: "/accounts/1"),
-                      attack: { f in try await f.expectAbsent("DELETE", "/accounts/6", nil) }),
-            RouteCase(method: "GET", pattern: "/accounts/:id/transactions", kind: .ledger,
-                      reads: read("/accounts/1/transactions", "/accounts/5/transactions", "/accounts/6/transactions", "/accounts/1/transactions?q=canary",
-                                  "/accounts/1/transactions?_expand=category") + csv("/accounts/1/transactions"),
-                      sample: Sample(path: "/accounts/1/transactions")),
-            RouteCase(method: "POST", pattern: "/accounts/:id/transactions", kind: .ledger,
-                      sample: Sample(path: "/accounts/1/transactions", body: #"{"title":"V","amount":"1.00","date":"2026-11-03"}"#),
-                      attack: { f in try await f.attackPostAccountTransaction() }),
-            RouteCase(method: "POST", pattern: "/accounts/:id/transactions/import", kind: .ledger,
-                      sample: Sample(path: "/accounts/1/transactions/import", body: "date,title,amount\n2026-11-03,V,-1.00\n", contentType: "text/csv"),
-                      attack: { f in try await f.attackAccountImport() }),
-            RouteCase(method: "GET", pattern: "/budgets", kind: .ledger,
-                      reads: read("/budgets", "/budgets?categoryId=6", "/budgets?_expand=category", "/budgets?_sort=-id") + csv("/budgets"),
-                      sample: Sample(path: "/budgets")),
-            RouteCase(method: "POST", pattern: "/budgets", kind: .ledger,
-                      sample: Sample(path: "/budgets", body: #"{"categoryId":1,"month":"2026-12","amount":1}"#),
-                      attack: { f in try await f.attackPostBudget() }),
-            RouteCase(method: "GET", pattern: "/budgets/:id", kind: .ledger, reads: read("/budgets/1", "/budgets/6", "/budgets/1?_expand=category"),
-                      sample: Sample(path: "/budgets/1")),
-            RouteCase(method: "PUT", pattern: "/budgets/:id", kind: .ledger,
-                      sample: Sample(path: "/budgets/1", body: #"{"categoryId":1,"month":"2026-11","amount":1}"#),
-                      attack: { f in try await f.attackPutBudget() }),
-            RouteCase(method: "PATCH", pattern: "/budgets/:id", kind: .ledger, sample: Sample(path: "/budgets/1", body: #"{"amount":1}"#),
-                      attack: { f in try await f.expectAbsent("PATCH", "/budgets/7", #"{"amount":1}"#) }),
-            RouteCase(method: "DELETE", pattern: "/budgets/:id", kind: .ledger, sample: Sample(path: "/budgets/1"),
-                      attack: { f in try await f.expectAbsent("DELETE", "/budgets/7", nil) }),
-            RouteCase(method: "GET", pattern: "/months", kind: .ledger, reads: read("/months", "/months?from=2026-10&to=2026-12") + csv("/months?from=2026-10&to=2026-12"),
-                      sample: Sample(path: "/months?from=2026-10&to=2026-12")),
-            RouteCase(method: "GET", pattern: "/months/:month", kind: .ledger, reads: read("/months/\(m)", "/months/2026-12") + csv("/months/\(m)"),
-                      sample: Sample(path: "/months/\(m)")),
-            RouteCase(method: "GET", pattern: "/reports/spending", kind: .ledger,
-                      reads: read("/reports/spending?from=\(m)&to=\(m)", "/reports/spending?from=2026-01&to=2026-12")
-                        + csv("/reports/spending?from=\(m)&to=\(m)"),
-                      sample: Sample(path: "/reports/spending?from=\(m)&to=\(m)")),
+            RouteCase(
+                method: "GET", pattern: "/changes", kind: .ledger,
+                reads: read(
+                    "/changes?since=0", "/changes?since=0&limit=2", "/changes?since=0&collection=posts",
+                    "/changes?since=0&collection=secrets", "/changes?since=0&collection=nowhere", "/changes?since=0&collection=categories"),
+                sample: Sample(path: "/changes?since=0")),
+            RouteCase(
+                method: "GET", pattern: "/categories", kind: .ledger,
+                reads: read(
+                    "/categories", "/categories?_embed=transactions", "/categories?_embed=budgets", "/categories?q=canary",
+                    "/categories?title=Travel", "/categories?id=7", "/categories?_sort=-title", "/categories?title_like=canary",
+                    "/categories?_page=1&_per_page=1", "/categories?month=\(m)") + csv("/categories"),
+                sample: Sample(path: "/categories")),
+            RouteCase(
+                method: "POST", pattern: "/categories", kind: .ledger, sample: Sample(path: "/categories", body: #"{"title":"V","amount":1}"#),
+                attack: { f in try await f.attackPostCategory() }),
+            RouteCase(
+                method: "GET", pattern: "/categories/:id", kind: .ledger,
+                reads: read("/categories/1", "/categories/6", "/categories/7", "/categories/1?_embed=transactions", "/categories/1?month=\(m)"),
+                sample: Sample(path: "/categories/1")),
+            RouteCase(
+                method: "PUT", pattern: "/categories/:id", kind: .ledger,
+                sample: Sample(path: "/categories/1", body: #"{"title":"Food","amount":3}"#),
+                attack: { f in try await f.attackPutCategory() }),
+            RouteCase(
+                method: "PATCH", pattern: "/categories/:id", kind: .ledger, sample: Sample(path: "/categories/1", body: #"{"amount":3}"#),
+                attack: { f in try await f.expectAbsent("PATCH", "/categories/6", #"{"amount":3}"#) }),
+            RouteCase(
+                method: "DELETE", pattern: "/categories/:id", kind: .ledger, sample: Sample(path: "/categories/1"),
+                attack: { f in try await f.attackDeleteCategory() }),
+            RouteCase(
+                method: "GET", pattern: "/categories/:id/transactions", kind: .ledger,
+                reads: read(
+                    "/categories/1/transactions", "/categories/6/transactions", "/categories/7/transactions",
+                    "/categories/1/transactions?_expand=category", "/categories/1/transactions?q=canary") + csv("/categories/1/transactions"),
+                sample: Sample(path: "/categories/1/transactions")),
+            RouteCase(
+                method: "POST", pattern: "/categories/:id/transactions", kind: .ledger,
+                sample: Sample(path: "/categories/1/transactions", body: #"{"title":"V","amount":"-1.00","date":"2026-11-03"}"#),
+                attack: { f in try await f.expectAbsent("POST", "/categories/6/transactions", #"{"title":"V","amount":"-1.00","date":"2026-11-03"}"#)
+                }),
+            RouteCase(
+                method: "GET", pattern: "/categories/:id/budgets", kind: .ledger,
+                reads: read("/categories/1/budgets", "/categories/6/budgets", "/categories/1/budgets?_expand=category"),
+                sample: Sample(path: "/categories/1/budgets")),
+            RouteCase(
+                method: "POST", pattern: "/categories/:id/budgets", kind: .ledger,
+                sample: Sample(path: "/categories/1/budgets", body: #"{"month":"2026-12","amount":1}"#),
+                attack: { f in try await f.expectAbsent("POST", "/categories/6/budgets", #"{"month":"2026-12","amount":1}"#) }),
+            RouteCase(
+                method: "GET", pattern: "/categories/:id/budgets/:month", kind: .ledger,
+                reads: read("/categories/1/budgets/\(m)", "/categories/6/budgets/\(m)", "/categories/7/budgets/\(m)"),
+                sample: Sample(path: "/categories/1/budgets/\(m)")),
+            RouteCase(
+                method: "PUT", pattern: "/categories/:id/budgets/:month", kind: .ledger,
+                sample: Sample(path: "/categories/1/budgets/\(m)", body: #"{"amount":2}"#),
+                attack: { f in try await f.attackMonthBudget() }),
+            RouteCase(
+                method: "DELETE", pattern: "/categories/:id/budgets/:month", kind: .ledger, sample: Sample(path: "/categories/1/budgets/\(m)"),
+                attack: { f in try await f.expectAbsent("DELETE", "/categories/6/budgets/\(m)", nil) }),
+            RouteCase(
+                method: "GET", pattern: "/transactions", kind: .ledger,
+                reads: read(
+                    "/transactions", "/transactions?_expand=category", "/transactions?q=canary", "/transactions?note_like=canary",
+                    "/transactions?importId=imp-8", "/transactions?categoryId=7", "/transactions?_sort=-note", "/transactions?_sort=title,-id",
+                    "/transactions?month=\(m)", "/transactions?_page=1&_per_page=1")
+                    + csv("/transactions", "/transactions?_sort=-note"),
+                sample: Sample(path: "/transactions")),
+            RouteCase(
+                method: "POST", pattern: "/transactions", kind: .ledger,
+                sample: Sample(path: "/transactions", body: #"{"categoryId":1,"title":"V","amount":"-1.00","date":"2026-11-03"}"#),
+                attack: { f in try await f.attackPostTransaction() }),
+            RouteCase(
+                method: "GET", pattern: "/transactions/:id", kind: .ledger,
+                reads: read("/transactions/1", "/transactions/1?_expand=category", "/transactions/8", "/transactions/9"),
+                sample: Sample(path: "/transactions/1")),
+            RouteCase(
+                method: "PUT", pattern: "/transactions/:id", kind: .ledger,
+                sample: Sample(path: "/transactions/1", body: #"{"categoryId":1,"title":"V","amount":"-1.00","date":"2026-11-03"}"#),
+                attack: { f in try await f.attackPutTransaction() }),
+            RouteCase(
+                method: "PATCH", pattern: "/transactions/:id", kind: .ledger, sample: Sample(path: "/transactions/1", body: #"{"title":"V"}"#),
+                attack: { f in try await f.attackPatchTransaction() }),
+            RouteCase(
+                method: "DELETE", pattern: "/transactions/:id", kind: .ledger, sample: Sample(path: "/transactions/1"),
+                attack: { f in try await f.expectAbsent("DELETE", "/transactions/10", nil) }),
+            RouteCase(
+                method: "POST", pattern: "/transactions/import", kind: .ledger,
+                sample: Sample(path: "/transactions/import", body: "date,title,amount,category\n2026-11-03,V,-1.00,Food\n", contentType: "text/csv"),
+                attack: { f in try await f.attackImport() }),
+            RouteCase(
+                method: "GET", pattern: "/accounts", kind: .ledger,
+                reads: read(
+                    "/accounts", "/accounts?q=canary", "/accounts?name_like=canary", "/accounts?_sort=-name", "/accounts?id=6",
+                    "/accounts?balance_lt=0", "/accounts?_page=1&_per_page=1"),
+                sample: Sample(path: "/accounts")),
+            RouteCase(
+                method: "POST", pattern: "/accounts", kind: .ledger, sample: Sample(path: "/accounts", body: #"{"name":"V","type":"cash"}"#),
+                attack: { f in try await f.attackPostAccount() }),
+            RouteCase(
+                method: "GET", pattern: "/accounts/:id", kind: .ledger, reads: read("/accounts/1", "/accounts/5", "/accounts/6"),
+                sample: Sample(path: "/accounts/1")),
+            RouteCase(
+                method: "PUT", pattern: "/accounts/:id", kind: .ledger,
+                sample: Sample(path: "/accounts/1", body: #"{"name":"Checking","type":"checking"}"#),
+                attack: { f in try await f.attackPutAccount() }),
+            RouteCase(
+                method: "PATCH", pattern: "/accounts/:id", kind: .ledger, sample: Sample(path: "/accounts/1", body: #"{"closed":true}"#),
+                attack: { f in try await f.expectAbsent("PATCH", "/accounts/6", #"{"closed":true}"#) }),
+            RouteCase(
+                method: "DELETE", pattern: "/accounts/:id", kind: .ledger, sample: Sample(path: "/accounts/1"),
+                attack: { f in try await f.expectAbsent("DELETE", "/accounts/6", nil) }),
+            RouteCase(
+                method: "GET", pattern: "/accounts/:id/transactions", kind: .ledger,
+                reads: read(
+                    "/accounts/1/transactions", "/accounts/5/transactions", "/accounts/6/transactions", "/accounts/1/transactions?q=canary",
+                    "/accounts/1/transactions?_expand=category") + csv("/accounts/1/transactions"),
+                sample: Sample(path: "/accounts/1/transactions")),
+            RouteCase(
+                method: "POST", pattern: "/accounts/:id/transactions", kind: .ledger,
+                sample: Sample(path: "/accounts/1/transactions", body: #"{"title":"V","amount":"1.00","date":"2026-11-03"}"#),
+                attack: { f in try await f.attackPostAccountTransaction() }),
+            RouteCase(
+                method: "POST", pattern: "/accounts/:id/transactions/import", kind: .ledger,
+                sample: Sample(path: "/accounts/1/transactions/import", body: "date,title,amount\n2026-11-03,V,-1.00\n", contentType: "text/csv"),
+                attack: { f in try await f.attackAccountImport() }),
+            RouteCase(
+                method: "GET", pattern: "/budgets", kind: .ledger,
+                reads: read("/budgets", "/budgets?categoryId=6", "/budgets?_expand=category", "/budgets?_sort=-id") + csv("/budgets"),
+                sample: Sample(path: "/budgets")),
+            RouteCase(
+                method: "POST", pattern: "/budgets", kind: .ledger,
+                sample: Sample(path: "/budgets", body: #"{"categoryId":1,"month":"2026-12","amount":1}"#),
+                attack: { f in try await f.attackPostBudget() }),
+            RouteCase(
+                method: "GET", pattern: "/budgets/:id", kind: .ledger, reads: read("/budgets/1", "/budgets/6", "/budgets/1?_expand=category"),
+                sample: Sample(path: "/budgets/1")),
+            RouteCase(
+                method: "PUT", pattern: "/budgets/:id", kind: .ledger,
+                sample: Sample(path: "/budgets/1", body: #"{"categoryId":1,"month":"2026-11","amount":1}"#),
+                attack: { f in try await f.attackPutBudget() }),
+            RouteCase(
+                method: "PATCH", pattern: "/budgets/:id", kind: .ledger, sample: Sample(path: "/budgets/1", body: #"{"amount":1}"#),
+                attack: { f in try await f.expectAbsent("PATCH", "/budgets/7", #"{"amount":1}"#) }),
+            RouteCase(
+                method: "DELETE", pattern: "/budgets/:id", kind: .ledger, sample: Sample(path: "/budgets/1"),
+                attack: { f in try await f.expectAbsent("DELETE", "/budgets/7", nil) }),
+            RouteCase(
+                method: "GET", pattern: "/months", kind: .ledger,
+                reads: read("/months", "/months?from=2026-10&to=2026-12") + csv("/months?from=2026-10&to=2026-12"),
+                sample: Sample(path: "/months?from=2026-10&to=2026-12")),
+            RouteCase(
+                method: "GET", pattern: "/months/:month", kind: .ledger, reads: read("/months/\(m)", "/months/2026-12") + csv("/months/\(m)"),
+                sample: Sample(path: "/months/\(m)")),
+            RouteCase(
+                method: "GET", pattern: "/reports/spending", kind: .ledger,
+                reads: read("/reports/spending?from=\(m)&to=\(m)", "/reports/spending?from=2026-01&to=2026-12")
+                    + csv("/reports/spending?from=\(m)&to=\(m)"),
+                sample: Sample(path: "/reports/spending?from=\(m)&to=\(m)")),
             RouteCase(method: "GET", pattern: "/db", kind: .ledger, reads: read("/db"), sample: Sample(path: "/db")),
-            RouteCase(method: "PUT", pattern: "/db", kind: .ledger, sample: Sample(path: "/db", body: "{}"),
-                      attack: { f in try await f.attackReplaceDatabase() }),
-            RouteCase(method: "POST", pattern: "/batch", kind: .ledger,
-                      sample: Sample(path: "/batch", body: #"{"operations":[{"method":"GET","path":"/categories"}]}"#),
-                      attack: { f in try await f.attackBatch() }),
+            RouteCase(
+                method: "PUT", pattern: "/db", kind: .ledger, sample: Sample(path: "/db", body: "{}"),
+                attack: { f in try await f.attackReplaceDatabase() }),
+            RouteCase(
+                method: "POST", pattern: "/batch", kind: .ledger,
+                sample: Sample(path: "/batch", body: #"{"operations":[{"method":"GET","path":"/categories"}]}"#),
+                attack: { f in try await f.attackBatch() }),
             // Transfers and reconciling (docs/accounts.md) name accounts by id: B's accounts 5, 6 and 7 are unknown to A.
-            RouteCase(method: "POST", pattern: "/transfers", kind: .ledger,
-                      sample: Sample(path: "/transfers", body: #"{"fromAccountId":1,"toAccountId":2,"amount":1}"#),
-                      attack: { f in try await f.attackTransfer() }),
-            RouteCase(method: "POST", pattern: "/accounts/:id/reconcile", kind: .ledger,
-                      sample: Sample(path: "/accounts/1/reconcile", body: #"{"balance":"0.00","date":"2026-11-30"}"#),
-                      attack: { f in try await f.attackReconcile() }),
+            RouteCase(
+                method: "POST", pattern: "/transfers", kind: .ledger,
+                sample: Sample(path: "/transfers", body: #"{"fromAccountId":1,"toAccountId":2,"amount":1}"#),
+                attack: { f in try await f.attackTransfer() }),
+            RouteCase(
+                method: "POST", pattern: "/accounts/:id/reconcile", kind: .ledger,
+                sample: Sample(path: "/accounts/1/reconcile", body: #"{"balance":"0.00","date":"2026-11-30"}"#),
+                attack: { f in try await f.attackReconcile() }),
 
             // Generic collections.
-            RouteCase(method: "GET", pattern: "/:name", kind: .ledger,
-                      reads: read("/posts", "/posts?_embed=comments", "/posts?q=canary", "/posts?body_like=canary", "/posts?body=zqcanaryB",
-                                  "/posts?_sort=-body", "/posts?_sort=body", "/posts?id=5", "/comments", "/comments?_expand=post", "/comments?text_like=canary",
-                                  "/comments?postId=5", "/profile", "/secrets", "/nowhere", "/posts?_page=1&_per_page=1")
-                        + csv("/posts", "/comments?_sort=-text"),
-                      sample: Sample(path: "/posts")),
-            RouteCase(method: "POST", pattern: "/:name", kind: .ledger, sample: Sample(path: "/posts", body: #"{"title":"V"}"#),
-                      attack: { f in try await f.attackPostDocument() }),
-            RouteCase(method: "PUT", pattern: "/:name", kind: .ledger, sample: Sample(path: "/profile", body: #"{"name":"V"}"#),
-                      attack: { f in try await f.attackSingular("PUT") }),
-            RouteCase(method: "PATCH", pattern: "/:name", kind: .ledger, sample: Sample(path: "/profile", body: #"{"name":"V"}"#),
-                      attack: { f in try await f.attackSingular("PATCH") }),
-            RouteCase(method: "GET", pattern: "/:name/:id", kind: .ledger,
-                      reads: read("/posts/1", "/posts/1?_embed=comments", "/posts/5", "/posts/6", "/comments/1?_expand=post", "/comments/2", "/secrets/1"),
-                      sample: Sample(path: "/posts/1")),
-            RouteCase(method: "PUT", pattern: "/:name/:id", kind: .ledger, sample: Sample(path: "/posts/1", body: #"{"title":"V"}"#),
-                      attack: { f in try await f.attackPutDocument() }),
-            RouteCase(method: "PATCH", pattern: "/:name/:id", kind: .ledger, sample: Sample(path: "/posts/1", body: #"{"title":"V"}"#),
-                      attack: { f in try await f.expectAbsent("PATCH", "/posts/8", #"{"title":"V"}"#); try await f.expectAbsent("PATCH", "/secrets/1", #"{"x":1}"#) }),
-            RouteCase(method: "DELETE", pattern: "/:name/:id", kind: .ledger, sample: Sample(path: "/posts/1"),
-                      attack: { f in try await f.attackDeleteDocument() }),
-            RouteCase(method: "GET", pattern: "/:name/:id/:child", kind: .ledger,
-                      reads: read("/posts/1/comments", "/posts/5/comments", "/posts/1/comments?q=canary", "/secrets/1/comments"),
-                      sample: Sample(path: "/posts/1/comments")),
-            RouteCase(method: "POST", pattern: "/:name/:id/:child", kind: .ledger, sample: Sample(path: "/posts/1/comments", body: #"{"text":"V"}"#),
-                      attack: { f in try await f.attackNestedPost() }),
+            RouteCase(
+                method: "GET", pattern: "/:name", kind: .ledger,
+                reads: read(
+                    "/posts", "/posts?_embed=comments", "/posts?q=canary", "/posts?body_like=canary", "/posts?body=zqcanaryB",
+                    "/posts?_sort=-body", "/posts?_sort=body", "/posts?id=5", "/comments", "/comments?_expand=post", "/comments?text_like=canary",
+                    "/comments?postId=5", "/profile", "/secrets", "/nowhere", "/posts?_page=1&_per_page=1")
+                    + csv("/posts", "/comments?_sort=-text"),
+                sample: Sample(path: "/posts")),
+            RouteCase(
+                method: "POST", pattern: "/:name", kind: .ledger, sample: Sample(path: "/posts", body: #"{"title":"V"}"#),
+                attack: { f in try await f.attackPostDocument() }),
+            RouteCase(
+                method: "PUT", pattern: "/:name", kind: .ledger, sample: Sample(path: "/profile", body: #"{"name":"V"}"#),
+                attack: { f in try await f.attackSingular("PUT") }),
+            RouteCase(
+                method: "PATCH", pattern: "/:name", kind: .ledger, sample: Sample(path: "/profile", body: #"{"name":"V"}"#),
+                attack: { f in try await f.attackSingular("PATCH") }),
+            RouteCase(
+                method: "GET", pattern: "/:name/:id", kind: .ledger,
+                reads: read("/posts/1", "/posts/1?_embed=comments", "/posts/5", "/posts/6", "/comments/1?_expand=post", "/comments/2", "/secrets/1"),
+                sample: Sample(path: "/posts/1")),
+            RouteCase(
+                method: "PUT", pattern: "/:name/:id", kind: .ledger, sample: Sample(path: "/posts/1", body: #"{"title":"V"}"#),
+                attack: { f in try await f.attackPutDocument() }),
+            RouteCase(
+                method: "PATCH", pattern: "/:name/:id", kind: .ledger, sample: Sample(path: "/posts/1", body: #"{"title":"V"}"#),
+                attack: { f in
+                    try await f.expectAbsent("PATCH", "/posts/8", #"{"title":"V"}"#); try await f.expectAbsent("PATCH", "/secrets/1", #"{"x":1}"#)
+                }),
+            RouteCase(
+                method: "DELETE", pattern: "/:name/:id", kind: .ledger, sample: Sample(path: "/posts/1"),
+                attack: { f in try await f.attackDeleteDocument() }),
+            RouteCase(
+                method: "GET", pattern: "/:name/:id/:child", kind: .ledger,
+                reads: read("/posts/1/comments", "/posts/5/comments", "/posts/1/comments?q=canary", "/secrets/1/comments"),
+                sample: Sample(path: "/posts/1/comments")),
+            RouteCase(
+                method: "POST", pattern: "/:name/:id/:child", kind: .ledger, sample: Sample(path: "/posts/1/comments", body: #"{"text":"V"}"#),
+                attack: { f in try await f.attackNestedPost() }),
         ]
     }
 }
@@ -341,8 +420,10 @@ final class Fixture {
     private(set) var leaks: [String] = []
     private var writes = 0
 
-    init(app: TestApp, direction: LedgerIsolationTests.Direction, a: Int, b: Int, attackerUser: Int, victimUser: Int, viewerUser: Int,
-         owner: String, pinned: String, readOnly: String, viewer: String, viewerPinned: String, victim: String, victimTokenID: Int) {
+    init(
+        app: TestApp, direction: LedgerIsolationTests.Direction, a: Int, b: Int, attackerUser: Int, victimUser: Int, viewerUser: Int,
+        owner: String, pinned: String, readOnly: String, viewer: String, viewerPinned: String, victim: String, victimTokenID: Int
+    ) {
         self.app = app; self.direction = direction; self.a = a; self.b = b
         self.attackerUser = attackerUser; self.victimUser = victimUser; self.viewerUser = viewerUser
         self.owner = owner; self.pinned = pinned; self.readOnly = readOnly; self.viewer = viewer; self.viewerPinned = viewerPinned
@@ -367,9 +448,10 @@ final class Fixture {
         let (readOnly, _) = try await logIn(app, "attacker", extra: #","scope":"read""#)
         let (viewer, _) = try await logIn(app, "viewer")
         let (viewerPinned, _) = try await logIn(app, "viewer", extra: #","ledgerId":\#(a)"#)
-        let fixture = Fixture(app: app, direction: direction, a: a, b: b, attackerUser: attackerUser, victimUser: victimUser, viewerUser: viewerID,
-                              owner: ownerToken, pinned: pinned, readOnly: readOnly, viewer: viewer, viewerPinned: viewerPinned,
-                              victim: victimToken, victimTokenID: victimTokenID)
+        let fixture = Fixture(
+            app: app, direction: direction, a: a, b: b, attackerUser: attackerUser, victimUser: victimUser, viewerUser: viewerID,
+            owner: ownerToken, pinned: pinned, readOnly: readOnly, viewer: viewer, viewerPinned: viewerPinned,
+            victim: victimToken, victimTokenID: victimTokenID)
         let seeded = try await app.request("PUT", "/ledgers/\(a)/db", json: Self.seed(victim: false), headers: bearer(ownerToken))
         #expect(seeded.status == 200, "A's seed: \(seeded.status) \(seeded.text.prefix(300))")
         try await fixture.catchUp(ownerToken)
@@ -397,19 +479,27 @@ final class Fixture {
         var comments = [#"{"id":1,"postId":1,"text":"\#(victim ? m + " comment" : "first")"}"#]
         var extra = ""
         if victim {
-            categories += [#"{"id":5,"title":"Holidays","amount":500}"#, #"{"id":6,"title":"Travel","amount":300}"#,
-                           #"{"id":7,"title":"\#(m) category","amount":4242}"#]
+            categories += [
+                #"{"id":5,"title":"Holidays","amount":500}"#, #"{"id":6,"title":"Travel","amount":300}"#,
+                #"{"id":7,"title":"\#(m) category","amount":4242}"#,
+            ]
             transactions += [
                 #"{"id":8,"categoryId":7,"title":"\#(m) tx","amount":"-913.37","date":"2026-11-04","importId":"imp-8"}"#,
                 #"{"id":9,"categoryId":6,"title":"Trip","amount":"-77.70","date":"2026-11-05","note":"\#(m) trip","importId":"imp-9"}"#,
                 #"{"id":10,"categoryId":6,"title":"Ten","amount":"-10.00","date":"2026-11-06","note":"\#(m) ten"}"#,
             ]
-            accounts += [#"{"id":5,"name":"Savings","type":"savings"}"#, #"{"id":7,"name":"Brokerage","type":"investment"}"#,
-                         #"{"id":6,"name":"\#(m) account","type":"credit","note":"\#(m) note","openingBalance":"-4242.00"}"#]
-            transactions += [#"{"id":11,"accountId":6,"title":"Card","amount":"-42.42","date":"2026-11-05","payee":"\#(m) payee","importId":"imp-11"}"#]
+            accounts += [
+                #"{"id":5,"name":"Savings","type":"savings"}"#, #"{"id":7,"name":"Brokerage","type":"investment"}"#,
+                #"{"id":6,"name":"\#(m) account","type":"credit","note":"\#(m) note","openingBalance":"-4242.00"}"#,
+            ]
+            transactions += [
+                #"{"id":11,"accountId":6,"title":"Card","amount":"-42.42","date":"2026-11-05","payee":"\#(m) payee","importId":"imp-11"}"#
+            ]
             budgets += [#"{"id":6,"categoryId":6,"month":"2026-11","amount":61}"#, #"{"id":7,"categoryId":7,"month":"2026-11","amount":71}"#]
-            posts += [#"{"id":5,"title":"\#(m) five","body":"x"}"#, #"{"id":6,"title":"six","body":"\#(m) six"}"#,
-                      #"{"id":8,"title":"eight","body":"\#(m) eight"}"#]
+            posts += [
+                #"{"id":5,"title":"\#(m) five","body":"x"}"#, #"{"id":6,"title":"six","body":"\#(m) six"}"#,
+                #"{"id":8,"title":"eight","body":"\#(m) eight"}"#,
+            ]
             comments += [#"{"id":2,"postId":5,"text":"\#(m) on five"}"#]
             extra = #","secrets":[{"id":1,"text":"\#(m) secret"}]"#
         }
@@ -428,10 +518,14 @@ final class Fixture {
         let renamed = try await app.request("PATCH", "/ledgers/\(b)", json: #"{"name":"\#(mark) ledger"}"#, headers: bearer(victim))
         #expect(renamed.status == 200, "\(renamed.text)")
         // Keys A sends too, on the same paths (with other bodies: A's answer must be its own, never B's replay).
-        for (path, body, key) in [("/categories", #"{"title":"\#(mark) idem","amount":1}"#, "shared-key-1"),
-                                  ("/posts", #"{"title":"\#(mark) idem post"}"#, "shared-key-2")] {
+        for (path, body, key) in [
+            ("/categories", #"{"title":"\#(mark) idem","amount":1}"#, "shared-key-1"),
+            ("/posts", #"{"title":"\#(mark) idem post"}"#, "shared-key-2"),
+        ] {
             for (prefix, suffix) in [("", ""), ("/ledgers/\(b)", "-scoped")] {
-                let stored = try await app.request("POST", prefix + path, json: body.replacingOccurrences(of: "idem", with: "idem\(suffix)"), headers: bearer(victim) + [("Idempotency-Key", "\"\(key)\(suffix)\"")])
+                let stored = try await app.request(
+                    "POST", prefix + path, json: body.replacingOccurrences(of: "idem", with: "idem\(suffix)"),
+                    headers: bearer(victim) + [("Idempotency-Key", "\"\(key)\(suffix)\"")])
                 #expect(stored.status == 201, "B's \(path) with a key: \(stored.status) \(stored.text)")
             }
         }
@@ -460,8 +554,10 @@ final class Fixture {
 
     /// A request by the attacker's side: its answer must hold no canary, in body or headers.
     @discardableResult
-    func send(_ method: String, _ rawPath: String, _ body: String? = nil, token: String?, scoped: Bool = false,
-              headers: [(String, String)] = [], contentType: String? = nil, accept: String? = nil) async throws -> TestResponse {
+    func send(
+        _ method: String, _ rawPath: String, _ body: String? = nil, token: String?, scoped: Bool = false,
+        headers: [(String, String)] = [], contentType: String? = nil, accept: String? = nil
+    ) async throws -> TestResponse {
         let target = (scoped ? "/ledgers/\(a)" : "") + path(rawPath)
         var all = headers
         if let token { all += bearer(token) }
@@ -475,8 +571,10 @@ final class Fixture {
         return response
     }
 
-    func attack(_ method: String, _ path: String, _ body: String? = nil, headers: [(String, String)] = [],
-                contentType: String? = nil) async throws -> TestResponse {
+    func attack(
+        _ method: String, _ path: String, _ body: String? = nil, headers: [(String, String)] = [],
+        contentType: String? = nil
+    ) async throws -> TestResponse {
         let variant = variants()[writes % 4]
         writes += 1
         return try await send(method, path, body, token: variant.token, scoped: variant.scoped, headers: headers, contentType: contentType)
@@ -502,11 +600,13 @@ final class Fixture {
             let scopedToo = route.kind == .ledger
             for read in route.reads {
                 for variant in variants(scoped: scopedToo) {
-                    let response = try await send("GET", read.path, token: variant.token, scoped: variant.scoped,
-                                                  accept: read.csv ? "text/csv" : nil)
+                    let response = try await send(
+                        "GET", read.path, token: variant.token, scoped: variant.scoped,
+                        accept: read.csv ? "text/csv" : nil)
                     guard !read.volatile else { continue }
                     let key = "GET \(read.path)\(read.csv ? " (CSV)" : "") as \(variant)"
-                    answers[key] = "\(response.status) etag=\(response.header("ETag") ?? "-") seq=\(response.header("X-Sync-Seq") ?? "-") "
+                    answers[key] =
+                        "\(response.status) etag=\(response.header("ETag") ?? "-") seq=\(response.header("X-Sync-Seq") ?? "-") "
                         + "total=\(response.header("X-Total-Count") ?? "-") \(response.text)"
                 }
             }
@@ -514,7 +614,9 @@ final class Fixture {
         // What only B has is, for A, what does not exist anywhere.
         let secrets = try await send("GET", "/changes?since=0&collection=secrets", token: owner)
         let nowhere = try await send("GET", "/changes?since=0&collection=nowhere", token: owner)
-        if secrets.status != nowhere.status { leak("GET /changes?collection=secrets (B only) is \(secrets.status), a name nowhere \(nowhere.status)") }
+        if secrets.status != nowhere.status {
+            leak("GET /changes?collection=secrets (B only) is \(secrets.status), a name nowhere \(nowhere.status)")
+        }
         let secretList = try await send("GET", "/secrets", token: owner)
         if secretList.status != 404 { leak("GET /secrets (B's collection) as A: \(secretList.status)") }
         return answers
@@ -558,7 +660,9 @@ final class Fixture {
             let probe = try await app.request(route.method, victimPath, json: sample.body, headers: bearer(token) + contentType(sample))
             let nowhere = try await app.request(route.method, nowherePath, json: sample.body, headers: bearer(token) + contentType(sample))
             if probe.status != 404 || probe.body != nowhere.body {
-                leak("\(route.method) \(victimPath) as A's member: \(probe.status) \(probe.text.prefix(200)); a ledger nowhere: \(nowhere.status) \(nowhere.text.prefix(100))")
+                leak(
+                    "\(route.method) \(victimPath) as A's member: \(probe.status) \(probe.text.prefix(200)); a ledger nowhere: \(nowhere.status) \(nowhere.text.prefix(100))"
+                )
             }
         }
     }
@@ -572,15 +676,19 @@ final class Fixture {
         guard route.kind == .ledger || route.kind == .ledgerAdmin else { return }
         let sample = route.sample
         let samplePath = path(sample.path)
-        let readers: [(String, String, Bool)] = route.kind == .ledger
-            ? [("viewer under /ledgers/A", viewer, true), ("viewer pinned to A", viewerPinned, false),
-               ("read token", readOnly, false), ("read token under /ledgers/A", readOnly, true)]
+        let readers: [(String, String, Bool)] =
+            route.kind == .ledger
+            ? [
+                ("viewer under /ledgers/A", viewer, true), ("viewer pinned to A", viewerPinned, false),
+                ("read token", readOnly, false), ("read token under /ledgers/A", readOnly, true),
+            ]
             : [("viewer", viewer, false), ("read token", readOnly, false)]
         for (name, token, scoped) in readers {
             let answer = try await send(route.method, samplePath, sample.body, token: token, scoped: scoped, contentType: sample.contentType)
             let reference = route.method == "GET" ? try await send("GET", samplePath, token: owner, scoped: scoped) : nil
             if let reference {
-                let comparable = route.kind == .ledger
+                let comparable =
+                    route.kind == .ledger
                     && !(route.pattern == "/ledgers/:ledger")
                 if comparable, answer.status != reference.status || answer.body != reference.body {
                     leak("GET \(samplePath) as \(name): \(answer.status), the owner reads \(reference.status)")
@@ -641,7 +749,9 @@ final class Fixture {
             let body = template.replacingOccurrences(of: "{v}", with: variant.scoped ? " scoped" : "")
             let first = try await send("POST", path, body, token: variant.token, scoped: variant.scoped, headers: [("Idempotency-Key", key)])
             if first.status != 201 || first.header("Idempotent-Replayed") != nil {
-                leak("POST \(path) with B's Idempotency-Key \(key) as \(variant): \(first.status) replayed=\(first.header("Idempotent-Replayed") ?? "no") \(first.text.prefix(200))")
+                leak(
+                    "POST \(path) with B's Idempotency-Key \(key) as \(variant): \(first.status) replayed=\(first.header("Idempotent-Replayed") ?? "no") \(first.text.prefix(200))"
+                )
             }
             // The key works in A: the same request again is A's own answer, replayed.
             let again = try await send("POST", path, body, token: variant.token, scoped: variant.scoped, headers: [("Idempotency-Key", key)])
@@ -684,7 +794,8 @@ final class Fixture {
         try await expectUnknownCategory("POST", "/transactions", #"{"categoryId":6,"title":"V","amount":"-1.00","date":"2026-11-03"}"#)
         // An import id only B has is free in A; one both have is A's (409 naming A's record).
         _ = try await expectCreated("POST", "/transactions", #"{"categoryId":1,"title":"V","amount":"-1.00","date":"2026-11-03","importId":"imp-9"}"#)
-        let taken = try await attack("POST", "/transactions", #"{"categoryId":1,"title":"V","amount":"-1.00","date":"2026-11-03","importId":"imp-1"}"#)
+        let taken = try await attack(
+            "POST", "/transactions", #"{"categoryId":1,"title":"V","amount":"-1.00","date":"2026-11-03","importId":"imp-1"}"#)
         if taken.status != 409 || taken.header("Location")?.hasSuffix("/transactions/1") != true {
             leak("POST /transactions with importId imp-1 as A: \(taken.status) Location \(taken.header("Location") ?? "-")")
         }
@@ -694,7 +805,9 @@ final class Fixture {
     func attackPutTransaction() async throws {
         try await expectUnknownCategory("PUT", "/transactions/1", #"{"categoryId":6,"title":"V","amount":"-1.00","date":"2026-11-03"}"#)
         let created = try await attack("PUT", "/transactions/9", #"{"categoryId":1,"title":"Nine","amount":"-1.00","date":"2026-11-03"}"#)
-        if created.status != 201 && created.status != 200 { leak("PUT /transactions/9 (id only B has) as A: \(created.status) \(created.text.prefix(200))") }
+        if created.status != 201 && created.status != 200 {
+            leak("PUT /transactions/9 (id only B has) as A: \(created.status) \(created.text.prefix(200))")
+        }
     }
 
     func attackPatchTransaction() async throws {
@@ -710,7 +823,11 @@ final class Fixture {
         for statement in [byTitle, byID] {
             for dry in ["", "?dryRun=true"] {
                 let answer = try await attack("POST", "/transactions/import\(dry)", statement, contentType: "text/csv")
-                if answer.status != 422 { leak("import naming B's category (\(statement.split(separator: "\n")[1])) \(dry) as A: \(answer.status) \(answer.text.prefix(200))") }
+                if answer.status != 422 {
+                    leak(
+                        "import naming B's category (\(statement.split(separator: "\n")[1])) \(dry) as A: \(answer.status) \(answer.text.prefix(200))"
+                    )
+                }
             }
         }
         let statement = "date,title,amount,category,importId\n2026-11-03,V,-1.00,Food,imp-8\n2026-11-03,W,-1.00,Food,imp-1\n"
@@ -732,7 +849,9 @@ final class Fixture {
 
     func attackPutAccount() async throws {
         let created = try await attack("PUT", "/accounts/5", #"{"name":"Five","type":"cash"}"#)
-        if created.status != 201 && created.status != 200 { leak("PUT /accounts/5 (id only B has) as A: \(created.status) \(created.text.prefix(200))") }
+        if created.status != 201 && created.status != 200 {
+            leak("PUT /accounts/5 (id only B has) as A: \(created.status) \(created.text.prefix(200))")
+        }
     }
 
     /// B's account 6, named by the path or a body, does not exist for A.
@@ -748,20 +867,26 @@ final class Fixture {
     /// Importing into B's account 6, by path or parameter, is refused; an import id only B's account has is free in A's.
     func attackAccountImport() async throws {
         let statement = "date,title,amount,importId\n2026-11-05,V,-1.00,imp-11\n"
-        for (path, expected) in [("/accounts/6/transactions/import", 404), ("/transactions/import?accountId=6", 422),
-                                 ("/accounts/6/transactions/import?dryRun=true", 404)] {
+        for (path, expected) in [
+            ("/accounts/6/transactions/import", 404), ("/transactions/import?accountId=6", 422),
+            ("/accounts/6/transactions/import?dryRun=true", 404),
+        ] {
             let answer = try await attack("POST", path, statement, contentType: "text/csv")
             if answer.status != expected { leak("import into B's account (\(path)) as A: \(answer.status) \(answer.text.prefix(200))") }
         }
         let own = try await attack("POST", "/accounts/1/transactions/import", statement, contentType: "text/csv")
-        if own.status != 201 || own.object["created"] as? Int != 1 { leak("import of imp-11 (B's) into A's account 1: \(own.status) \(own.text.prefix(200))") }
+        if own.status != 201 || own.object["created"] as? Int != 1 {
+            leak("import of imp-11 (B's) into A's account 1: \(own.status) \(own.text.prefix(200))")
+        }
     }
 
     /// A transfer naming B's accounts, on either side, is 422 on that side: they do not exist for A.
     func attackTransfer() async throws {
-        for (body, fields) in [(#"{"fromAccountId":5,"toAccountId":6,"amount":1}"#, ["fromAccountId", "toAccountId"]),
-                               (#"{"fromAccountId":1,"toAccountId":6,"amount":1}"#, ["toAccountId"]),
-                               (#"{"fromAccountId":7,"toAccountId":1,"amount":1,"categoryId":1}"#, ["fromAccountId"])] {
+        for (body, fields) in [
+            (#"{"fromAccountId":5,"toAccountId":6,"amount":1}"#, ["fromAccountId", "toAccountId"]),
+            (#"{"fromAccountId":1,"toAccountId":6,"amount":1}"#, ["toAccountId"]),
+            (#"{"fromAccountId":7,"toAccountId":1,"amount":1,"categoryId":1}"#, ["fromAccountId"]),
+        ] {
             let answer = try await attack("POST", "/transfers", body)
             if answer.status != 422 || answer.problemFields != fields {
                 leak("POST /transfers \(body) (B's accounts) as A: \(answer.status) \(answer.text.prefix(200))")
@@ -840,7 +965,8 @@ final class Fixture {
         let answer = try await attack("POST", "/batch", body)
         let statuses = (answer.object["results"] as? [[String: Any]] ?? []).compactMap { $0["status"] as? Int }
         if answer.status != 200 || statuses.count != 7 || statuses[0] != 404 || statuses[1] != 404 || ![404, 422].contains(statuses[2])
-            || statuses[3] != 404 || statuses[4] != 422 || statuses[5] != 404 || statuses[6] != 200 {
+            || statuses[3] != 404 || statuses[4] != 422 || statuses[5] != 404 || statuses[6] != 200
+        {
             leak("POST /batch touching B as A: \(answer.status) statuses \(statuses) \(answer.text.prefix(300))")
         }
         let atomic = #"""
@@ -892,7 +1018,9 @@ final class Fixture {
         let minted = try await send("POST", "/auth/tokens", #"{"ledgerId":\#(b)}"#, token: owner)
         if minted.status != 422 && minted.status != 403 { leak("minting a token pinned to B from A's: \(minted.status)") }
         let fromPinned = try await send("POST", "/auth/tokens", #"{}"#, token: pinned)
-        if fromPinned.object["ledgerId"] as? Int != a { leak("a token minted from one pinned to A is pinned to \(fromPinned.object["ledgerId"] ?? "nothing")") }
+        if fromPinned.object["ledgerId"] as? Int != a {
+            leak("a token minted from one pinned to A is pinned to \(fromPinned.object["ledgerId"] ?? "nothing")")
+        }
     }
 
     func attackCreateLedger() async throws {
@@ -924,7 +1052,8 @@ final class Fixture {
             if answer.status != 401 { leak("a revoked token at \(target): \(answer.status)") }
         }
         // Expired: 401 once its time has passed (a short expiry, then a bounded wait for it).
-        let expiring = try await app.request("POST", "/auth/tokens", json: #"{"expiresAt":"\#(Self.instant(secondsFromNow: 2))"}"#, headers: bearer(owner))
+        let expiring = try await app.request(
+            "POST", "/auth/tokens", json: #"{"expiresAt":"\#(Self.instant(secondsFromNow: 2))"}"#, headers: bearer(owner))
         #expect(expiring.status == 201, "\(expiring.text)")
         let token = expiring.object["token"] as? String ?? "none"
         let deadline = ContinuousClock.now + .seconds(15)
@@ -934,7 +1063,9 @@ final class Fixture {
             if status == 200 { try await Task.sleep(for: .milliseconds(200)) }
         }
         if status != 401 { leak("an expired token: \(status)") }
-        if try await app.request("GET", "/ledgers/\(b)/categories", headers: bearer(token)).status != 401 { leak("an expired token under /ledgers/B is not 401") }
+        if try await app.request("GET", "/ledgers/\(b)/categories", headers: bearer(token)).status != 401 {
+            leak("an expired token under /ledgers/B is not 401")
+        }
     }
 
     static func instant(secondsFromNow seconds: Double) -> String {
@@ -948,10 +1079,13 @@ final class Fixture {
     /// B's rows in SQL, one digest per table (per ledger when the table has a ledger, else the whole table).
     func digest(_ ledger: Int) async throws -> [String: String] {
         var digests: [String: String] = [:]
-        let tables = ["categories", "accounts", "transactions", "budgets", "collections", "documents", "change_log", "change_feed_state", "idempotency_keys"]
+        let tables = [
+            "categories", "accounts", "transactions", "budgets", "collections", "documents", "change_log", "change_feed_state", "idempotency_keys",
+        ]
         for table in tables {
-            let keyed = try await app.scalar(
-                "SELECT count(*) FROM information_schema.columns WHERE table_name = '\(table)' AND column_name = 'ledger_id'") == "1"
+            let keyed =
+                try await app.scalar(
+                    "SELECT count(*) FROM information_schema.columns WHERE table_name = '\(table)' AND column_name = 'ledger_id'") == "1"
             let filter = keyed ? "WHERE x.ledger_id = \(ledger)" : ""
             digests[table] = try await app.scalar(
                 "SELECT count(*) || ':' || md5(coalesce(string_agg(x::text, '|' ORDER BY x::text), '')) FROM \(table) x \(filter)")
@@ -977,7 +1111,8 @@ final class Fixture {
 
     func victimStillHasItsData() async throws {
         let db = try await app.request("GET", "/ledgers/\(b)/db", headers: bearer(victim))
-        for canary in ["\(mark) category", "\(mark) note", "\(mark) body", "\(mark) secret", "\(mark) profile", "\(mark) on five"] where !db.text.contains(canary) {
+        for canary in ["\(mark) category", "\(mark) note", "\(mark) body", "\(mark) secret", "\(mark) profile", "\(mark) on five"]
+        where !db.text.contains(canary) {
             leak("after A's PUT /db, B's /db lacks \"\(canary)\"")
         }
     }

@@ -45,7 +45,8 @@ import Testing
         for read in reads {
             let response = try await app.request("GET", read.path, headers: read.accept.map { [("Accept", $0)] } ?? [])
             #expect(response.status == 200, "\(read.path)")
-            answers["\(read.accept ?? "json") \(read.path)"] = "\(response.header("X-Sync-Seq") ?? "-") \(response.header("ETag") ?? "-") \(response.text)"
+            answers["\(read.accept ?? "json") \(read.path)"] =
+                "\(response.header("X-Sync-Seq") ?? "-") \(response.header("ETag") ?? "-") \(response.text)"
         }
         return answers
     }

@@ -57,7 +57,8 @@ struct ListingDatabase: Sendable {
             case .rendered(let element):
                 // As the routes read a rendered list: the header, then a cursor over the rows, in one snapshot.
                 return try connection.transaction(isolation: .repeatableRead) { connection in
-                    let total = try connection.query(plan.selectHeader(from: source.from, scope: source.scope, ledger: .first))[0].decode(Int.self, at: 0)
+                    let total = try connection.query(plan.selectHeader(from: source.from, scope: source.scope, ledger: .first))[0].decode(
+                        Int.self, at: 0)
                     let rows = plan.selectCursorRows(
                         columns: "(\(element))::text", from: source.from, scope: source.scope, tieBreak: source.tieBreak,
                         offset: plan.offset(total: total))

@@ -57,7 +57,8 @@ import Testing
             let ids = try await database.documents(row.query.addingPercentEncodingKeepingSeparators())
             #expect(ids == row.ids, "\(row.query)")
         }
-        let paged = try await database.list("_per_page=2&_page=9", catalog: DocumentCatalog(column: "d.doc", collection: "posts", ledger: .first), source: .documents("posts"))
+        let paged = try await database.list(
+            "_per_page=2&_page=9", catalog: DocumentCatalog(column: "d.doc", collection: "posts", ledger: .first), source: .documents("posts"))
         #expect(paged.total == 4)
         #expect(try await database.documents("title=json-server", in: "other") == ["1"])
     }
@@ -117,8 +118,9 @@ import Testing
         let spent = try await database.list("spent_gt=0&remaining_gt=50", catalog: Categories.shape.catalog, source: .categories)
         #expect(spent.ids == ["1"])
         do {
-            _ = try await database.list("title_like=" + "(".addingPercentEncodingKeepingSeparators(),
-                                        catalog: Transactions.shape.catalog, source: .transactions)
+            _ = try await database.list(
+                "title_like=" + "(".addingPercentEncodingKeepingSeparators(),
+                catalog: Transactions.shape.catalog, source: .transactions)
             Issue.record("an unbalanced pattern was accepted")
         } catch let error as PostgresError {
             #expect(error.sqlState == .invalidRegularExpression)

@@ -20,18 +20,19 @@ import TestSupport
             // A GIN index builds in bulk several times faster than it grows row by row; PostgreSQL's own
             // definition of the migration's index is dropped and run again, so the plans concern that index.
             let definition = try connection.query("SELECT pg_get_indexdef('documents_doc_idx'::regclass)")[0].column(0) ?? ""
-            try connection.execute(script: """
-                DROP INDEX documents_doc_idx;
-                INSERT INTO collections (ledger_id, name, kind, next_id) VALUES (1, 'posts', 'plural', 1001), (1, 'comments', 'plural', 100001);
-                INSERT INTO documents (ledger_id, collection, id, body)
-                SELECT 1, 'comments', i::text, format('{"id":%s,"body":"comment %s","postId":%s,"author":{"name":"author %s"},"views":%s}',
-                    i, i, i % 1000 + 1, i % 500, i * 7919 % 100000)::json
-                FROM generate_series(1, 100000) AS i;
-                INSERT INTO documents (ledger_id, collection, id, body)
-                SELECT 1, 'posts', i::text, format('{"id":%s,"title":"post %s"}', i, i)::json FROM generate_series(1, 1000) AS i;
-                \(definition);
-                ANALYZE documents;
-                """)
+            try connection.execute(
+                script: """
+                    DROP INDEX documents_doc_idx;
+                    INSERT INTO collections (ledger_id, name, kind, next_id) VALUES (1, 'posts', 'plural', 1001), (1, 'comments', 'plural', 100001);
+                    INSERT INTO documents (ledger_id, collection, id, body)
+                    SELECT 1, 'comments', i::text, format('{"id":%s,"body":"comment %s","postId":%s,"author":{"name":"author %s"},"views":%s}',
+                        i, i, i % 1000 + 1, i % 500, i * 7919 % 100000)::json
+                    FROM generate_series(1, 100000) AS i;
+                    INSERT INTO documents (ledger_id, collection, id, body)
+                    SELECT 1, 'posts', i::text, format('{"id":%s,"title":"post %s"}', i, i)::json FROM generate_series(1, 1000) AS i;
+                    \(definition);
+                    ANALYZE documents;
+                    """)
         }
         return url
     }

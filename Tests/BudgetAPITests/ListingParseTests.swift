@@ -35,8 +35,10 @@ private func compare(_ path: String, _ op: ComparisonOperator, _ value: String) 
         ("title:=x", compare("title", .eq, "x")),
         ("id:in=1,2", .any([compare("id", .eq, "1"), compare("id", .eq, "2")])),
         ("id_in=3", compare("id", .eq, "3")),
-        ("title:contains=Ab&title:startsWith=a&title_endsWith=z",
-         .all([compare("title", .contains, "Ab"), compare("title", .startsWith, "a"), compare("title", .endsWith, "z")])),
+        (
+            "title:contains=Ab&title:startsWith=a&title_endsWith=z",
+            .all([compare("title", .contains, "Ab"), compare("title", .startsWith, "a"), compare("title", .endsWith, "z")])
+        ),
         ("created_at=2024-01-01&first_name=Ann", .all([eq("created_at", "2024-01-01"), eq("first_name", "Ann")])),
         ("_delay=300&_=123&_unknown=1&title=a", eq("title", "a")),
         ("callback=cb&_=1&title=a", eq("title", "a")),
@@ -50,10 +52,12 @@ private func compare(_ path: String, _ op: ComparisonOperator, _ value: String) 
 
     @Test func whereJSONBecomesAFilter() throws {
         let query = try parseList(#"_where={"or":[{"views":{"gt":100}},{"author":{"name":{"lt":"m","ne":"k"}}}],"id":{"in":[1,"2"]}}"#)
-        #expect(query.filter == .all([
-            .any([compare("views", .gt, "100"), .all([compare("author.name", .lt, "m"), compare("author.name", .ne, "k")])]),
-            .any([compare("id", .eq, "1"), compare("id", .eq, "2")]),
-        ]))
+        #expect(
+            query.filter
+                == .all([
+                    .any([compare("views", .gt, "100"), .all([compare("author.name", .lt, "m"), compare("author.name", .ne, "k")])]),
+                    .any([compare("id", .eq, "1"), compare("id", .eq, "2")]),
+                ]))
         let nullCheck = try parseList(#"_where={"deletedAt":{"eq":null}}"#)
         #expect(nullCheck.filter == .comparison(Comparison(path: ["deletedAt"], op: .eq, value: .null)))
     }
@@ -64,8 +68,9 @@ private func compare(_ path: String, _ op: ComparisonOperator, _ value: String) 
         #expect(query.sort == [SortKey(path: ["views"], isDescending: true), SortKey(path: ["title"], isDescending: false)])
         #expect(query.embeds == ["comments", "likes", "tags"])
         #expect(query.expands == ["author"])
-        #expect(try parseList("_sort=-views,author.name").sort
-            == [SortKey(path: ["views"], isDescending: true), SortKey(path: ["author", "name"], isDescending: false)])
+        #expect(
+            try parseList("_sort=-views,author.name").sort
+                == [SortKey(path: ["views"], isDescending: true), SortKey(path: ["author", "name"], isDescending: false)])
         #expect(try parseList("_sort=a&_order=DESC").sort == [SortKey(path: ["a"], isDescending: true)])
         #expect(try parseList("q=").search == nil)
     }

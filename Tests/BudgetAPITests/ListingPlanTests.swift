@@ -21,7 +21,8 @@ func plan(_ query: String, catalog: some FieldCatalog = DocumentCatalog(column: 
 
     /// The presence test json-server 0.17's plain `field=value` carries: an unknown field filters nothing.
     /// It reads the ledger's documents alone: another household's records never decide it.
-    static let presence = "coalesce((SELECT true FROM documents present WHERE present.ledger_id = $1 AND present.collection = $2 "
+    static let presence =
+        "coalesce((SELECT true FROM documents present WHERE present.ledger_id = $1 AND present.collection = $2 "
         + "AND present.doc #> $3::text[] IS NOT NULL ORDER BY present.position LIMIT 1), false)"
 
     @Test func genericEqualityUsesContainmentForEveryMeaningOfTheText() throws {
@@ -46,8 +47,9 @@ func plan(_ query: String, catalog: some FieldCatalog = DocumentCatalog(column: 
 
     @Test func rangesLikeAndNotEqual() throws {
         let range = try plan("views_gte=10&views_lte=20")
-        #expect(range.condition.sql
-            == "(query_compare((d.doc #> $1::text[]), $2) >= 0 AND query_compare((d.doc #> $3::text[]), $4) <= 0)")
+        #expect(
+            range.condition.sql
+                == "(query_compare((d.doc #> $1::text[]), $2) >= 0 AND query_compare((d.doc #> $3::text[]), $4) <= 0)")
         #expect(range.condition.bindings == [#"{"views"}"#, "10", #"{"views"}"#, "20"])
         let like = try plan("title_like=^a.c")
         #expect(like.condition.sql == "(d.doc #>> $1::text[]) ~* $2")
@@ -81,8 +83,9 @@ func plan(_ query: String, catalog: some FieldCatalog = DocumentCatalog(column: 
 
     @Test func typedFieldsComeFromTheAllowList() throws {
         let typed = try plan("amount_gte=12.345&date_lte=2024-02-29&categoryId=3&title_like=x", catalog: Transactions.shape.catalog)
-        #expect(typed.condition.sql
-            == "(t.amount >= $1::numeric AND t.date <= $2::date AND t.category_id = $3::bigint AND t.title::text ~* $4)")
+        #expect(
+            typed.condition.sql
+                == "(t.amount >= $1::numeric AND t.date <= $2::date AND t.category_id = $3::bigint AND t.title::text ~* $4)")
         let sorted = try plan("_sort=-date,amount", catalog: Transactions.shape.catalog)
         #expect(sorted.ordering?.sql == "t.date DESC NULLS LAST, t.amount ASC NULLS LAST")
         #expect(sorted.ordering?.bindings == [])
@@ -112,7 +115,8 @@ func plan(_ query: String, catalog: some FieldCatalog = DocumentCatalog(column: 
     @Test func injectionStaysInBindings() throws {
         let evil = "x'); DROP TABLE documents; --"
         let encoded = evil.addingPercentEncodingForQuery()
-        let query = "\(encoded)=\(encoded)&\(encoded)_gte=\(encoded)&\(encoded)_like=\(encoded)&q=\(encoded)&_sort=\(encoded)"
+        let query =
+            "\(encoded)=\(encoded)&\(encoded)_gte=\(encoded)&\(encoded)_like=\(encoded)&q=\(encoded)&_sort=\(encoded)"
             + "&_where=" + #"{"\#(evil)":{"eq":"\#(evil)"}}"#.addingPercentEncodingForQuery()
         let generic = try plan(query)
         for sql in [generic.condition.sql, generic.ordering?.sql ?? ""] {
@@ -120,8 +124,11 @@ func plan(_ query: String, catalog: some FieldCatalog = DocumentCatalog(column: 
             #expect(!sql.contains(evil))
         }
         #expect(generic.condition.bindings.contains { $0?.contains("DROP TABLE") == true })
-        let rows = generic.selectCursorRows(columns: "d.body", from: "documents d", scope: "d.collection = \("posts")", tieBreak: "d.position", offset: 0)
-        #expect(!rows.sql.contains("DROP") && !generic.selectHeader(from: "documents d", scope: "d.collection = \("posts")", ledger: .first).sql.contains("DROP"))
+        let rows = generic.selectCursorRows(
+            columns: "d.body", from: "documents d", scope: "d.collection = \("posts")", tieBreak: "d.position", offset: 0)
+        #expect(
+            !rows.sql.contains("DROP")
+                && !generic.selectHeader(from: "documents d", scope: "d.collection = \("posts")", ledger: .first).sql.contains("DROP"))
         #expect(throws: APIError.self) { try plan("\(encoded)=1", catalog: Transactions.shape.catalog) }
         #expect(throws: APIError.self) { try plan("_sort=\(encoded)", catalog: Transactions.shape.catalog) }
     }

@@ -7,16 +7,25 @@ import Testing
 
     /// json-server 0.17's Link for `_page`, as Express's res.links writes it: first, prev, next, last.
     static let linkTable: [(total: Int, page: Int, size: Int, link: String?)] = [
-        (42, 2, 10, #"<http://localhost:3000/posts?_page=1&_limit=10&title=a%20b>; rel="first", "#
-            + #"<http://localhost:3000/posts?_page=1&_limit=10&title=a%20b>; rel="prev", "#
-            + #"<http://localhost:3000/posts?_page=3&_limit=10&title=a%20b>; rel="next", "#
-            + #"<http://localhost:3000/posts?_page=5&_limit=10&title=a%20b>; rel="last""#),
-        (42, 1, 10, #"<http://localhost:3000/posts?_page=1&_limit=10&title=a%20b>; rel="first", "#
-            + #"<http://localhost:3000/posts?_page=2&_limit=10&title=a%20b>; rel="next", "#
-            + #"<http://localhost:3000/posts?_page=5&_limit=10&title=a%20b>; rel="last""#),
-        (42, 5, 10, #"<http://localhost:3000/posts?_page=1&_limit=10&title=a%20b>; rel="first", "#
-            + #"<http://localhost:3000/posts?_page=4&_limit=10&title=a%20b>; rel="prev", "#
-            + #"<http://localhost:3000/posts?_page=5&_limit=10&title=a%20b>; rel="last""#),
+        (
+            42, 2, 10,
+            #"<http://localhost:3000/posts?_page=1&_limit=10&title=a%20b>; rel="first", "#
+                + #"<http://localhost:3000/posts?_page=1&_limit=10&title=a%20b>; rel="prev", "#
+                + #"<http://localhost:3000/posts?_page=3&_limit=10&title=a%20b>; rel="next", "#
+                + #"<http://localhost:3000/posts?_page=5&_limit=10&title=a%20b>; rel="last""#
+        ),
+        (
+            42, 1, 10,
+            #"<http://localhost:3000/posts?_page=1&_limit=10&title=a%20b>; rel="first", "#
+                + #"<http://localhost:3000/posts?_page=2&_limit=10&title=a%20b>; rel="next", "#
+                + #"<http://localhost:3000/posts?_page=5&_limit=10&title=a%20b>; rel="last""#
+        ),
+        (
+            42, 5, 10,
+            #"<http://localhost:3000/posts?_page=1&_limit=10&title=a%20b>; rel="first", "#
+                + #"<http://localhost:3000/posts?_page=4&_limit=10&title=a%20b>; rel="prev", "#
+                + #"<http://localhost:3000/posts?_page=5&_limit=10&title=a%20b>; rel="last""#
+        ),
         (42, 6, 10, nil),
         (7, 1, 10, nil),
         (0, 1, 10, nil),
@@ -75,7 +84,8 @@ import Testing
     @Test func bodyIsTheArrayUnlessEnveloped() {
         let data = Array("[]".utf8)
         #expect(ListResponse.body(total: 0, pagination: .page(number: 1, size: 10), data: data) == data)
-        #expect(String(decoding: ListResponse.body(total: 0, pagination: .envelope(page: 1, perPage: 10), data: data), as: UTF8.self)
-            .hasSuffix(#""data":[]}"#))
+        #expect(
+            String(decoding: ListResponse.body(total: 0, pagination: .envelope(page: 1, perPage: 10), data: data), as: UTF8.self)
+                .hasSuffix(#""data":[]}"#))
     }
 }

@@ -57,7 +57,8 @@ import APITestSupport
     /// The Earthquake app's case (docs/json-server.md): a new magnitude must keep place, time and code.
     @Test func quakeMagnitudePatchKeepsTheOtherProperties() async throws {
         try await TestApp.with { app in
-            try await app.seed(#"""
+            try await app.seed(
+                #"""
                 {"quakes":[{"type":"Feature","properties":{"mag":3.41,"place":"12 km SW of Ridgecrest, CA",
                  "time":1763683200123,"code":"40812345"},"geometry":{"type":"Point","coordinates":[-117.7715,35.5512,8.42]},
                  "id":"ci40812345"}]}
@@ -66,10 +67,11 @@ import APITestSupport
                 "PATCH", "/quakes/ci40812345", json: #"{"properties":{"mag":3.62}}"#, headers: Self.mergePatch
             )
             #expect(patched.status == 200)
-            #expect(patched.text == #"""
-                {"type":"Feature","properties":{"mag":3.62,"place":"12 km SW of Ridgecrest, CA","time":1763683200123,\#
-                "code":"40812345"},"geometry":{"type":"Point","coordinates":[-117.7715,35.5512,8.42]},"id":"ci40812345"}
-                """#)
+            #expect(
+                patched.text == #"""
+                    {"type":"Feature","properties":{"mag":3.62,"place":"12 km SW of Ridgecrest, CA","time":1763683200123,\#
+                    "code":"40812345"},"geometry":{"type":"Point","coordinates":[-117.7715,35.5512,8.42]},"id":"ci40812345"}
+                    """#)
         }
     }
 
@@ -89,7 +91,8 @@ import APITestSupport
     ])
     func rfc7396Examples(target: String, patch: String, expected: String) throws {
         guard case .object(let stored) = try JSONParser.parse(Array(target.utf8)),
-              case .object(let changes) = try JSONParser.parse(Array(patch.utf8)) else {
+            case .object(let changes) = try JSONParser.parse(Array(patch.utf8))
+        else {
             Issue.record("the cases are objects")
             return
         }

@@ -34,8 +34,9 @@ import APITestSupport
             formatter.timeZone = TimeZone(identifier: "GMT")
             for response in answers {
                 // Without an Origin too: a cache in front may hand the answer to a browser that sent one.
-                #expect(response.header("Access-Control-Expose-Headers")
-                    == "X-Total-Count, Link, Location, Content-Location, ETag, X-Sync-Seq, Idempotent-Replayed, Retry-After")
+                #expect(
+                    response.header("Access-Control-Expose-Headers")
+                        == "X-Total-Count, Link, Location, Content-Location, ETag, X-Sync-Seq, Idempotent-Replayed, Retry-After")
                 #expect(response.header("Cache-Control") == "no-cache")
                 #expect(response.header("Pragma") == "no-cache")
                 #expect(response.header("Expires") == "-1")
@@ -47,11 +48,13 @@ import APITestSupport
 
     @Test func preflightAnswers204WithTheRequestedHeaders() async throws {
         try await TestApp.with { app in
-            let response = try await app.request("OPTIONS", "/categories/1", headers: [
-                ("Origin", "http://app.test"),
-                ("Access-Control-Request-Method", "PATCH"),
-                ("Access-Control-Request-Headers", "content-type, idempotency-key"),
-            ])
+            let response = try await app.request(
+                "OPTIONS", "/categories/1",
+                headers: [
+                    ("Origin", "http://app.test"),
+                    ("Access-Control-Request-Method", "PATCH"),
+                    ("Access-Control-Request-Headers", "content-type, idempotency-key"),
+                ])
             #expect(response.status == 204)
             #expect(response.header("Access-Control-Allow-Origin") == "http://app.test")
             #expect(response.header("Access-Control-Allow-Methods")?.contains("PATCH") == true)
@@ -68,9 +71,11 @@ import APITestSupport
             let other = try await app.request("GET", "/categories", headers: [("Origin", "https://evil.test")])
             #expect(other.status == 200)
             #expect(other.header("Access-Control-Allow-Origin") == nil)
-            let preflight = try await app.request("OPTIONS", "/categories", headers: [
-                ("Origin", "https://evil.test"), ("Access-Control-Request-Method", "POST"),
-            ])
+            let preflight = try await app.request(
+                "OPTIONS", "/categories",
+                headers: [
+                    ("Origin", "https://evil.test"), ("Access-Control-Request-Method", "POST"),
+                ])
             #expect(preflight.header("Access-Control-Allow-Origin") == nil)
             #expect(preflight.header("Access-Control-Allow-Methods") == nil)
         }
@@ -87,9 +92,11 @@ import APITestSupport
             }
             #expect(try await app.scalar("SELECT count(*) FROM categories") == "0")
             #expect(try await app.request("GET", "/categories").status == 200)
-            let preflight = try await app.request("OPTIONS", "/categories", headers: [
-                ("Origin", "http://app.test"), ("Access-Control-Request-Method", "GET"),
-            ])
+            let preflight = try await app.request(
+                "OPTIONS", "/categories",
+                headers: [
+                    ("Origin", "http://app.test"), ("Access-Control-Request-Method", "GET"),
+                ])
             #expect(preflight.status == 204)
         }
     }

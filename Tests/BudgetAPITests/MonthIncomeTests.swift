@@ -44,9 +44,11 @@ import TestSupport
     @discardableResult
     static func transfer(_ app: TestApp, from: Int, to: Int, amount: String, date: String, category: Int? = nil) async throws -> Int {
         let categoryMember = category.map { #","categoryId":\#($0)"# } ?? ""
-        let answer = try await app.request("POST", "/transfers", json: """
-            {"fromAccountId":\(from),"toAccountId":\(to),"amount":"\(amount)","date":"\(date)"\(categoryMember)}
-            """)
+        let answer = try await app.request(
+            "POST", "/transfers",
+            json: """
+                {"fromAccountId":\(from),"toAccountId":\(to),"amount":"\(amount)","date":"\(date)"\(categoryMember)}
+                """)
         #expect(answer.status == 201, "transfer \(from) → \(to): \(answer.text)")
         let fromSide = try #require(answer.object["from"] as? [String: Any])
         return try #require(fromSide["id"] as? Int)
@@ -64,13 +66,17 @@ import TestSupport
     /// this month, so it counts in no month of 2025).
     static func withHistory(_ body: (TestApp) async throws -> Void) async throws {
         try await TestApp.with { app in
-            for account in [#"{"name":"Checking","type":"checking"}"#, #"{"name":"Savings","type":"savings"}"#,
-                            #"{"name":"Mortgage","type":"loan","openingBalance":"-100000.00"}"#,
-                            #"{"name":"Brokerage","type":"investment"}"#] {
+            for account in [
+                #"{"name":"Checking","type":"checking"}"#, #"{"name":"Savings","type":"savings"}"#,
+                #"{"name":"Mortgage","type":"loan","openingBalance":"-100000.00"}"#,
+                #"{"name":"Brokerage","type":"investment"}"#,
+            ] {
                 try await post(app, "/accounts", account)
             }
-            for category in [#"{"title":"Rent","amount":"500.00"}"#, #"{"title":"Fun","amount":"100.00"}"#,
-                             #"{"title":"Later","amount":"1000.00"}"#] {
+            for category in [
+                #"{"title":"Rent","amount":"500.00"}"#, #"{"title":"Fun","amount":"100.00"}"#,
+                #"{"title":"Later","amount":"1000.00"}"#,
+            ] {
                 try await post(app, "/categories", category)
             }
             #expect(try await app.request("PUT", "/categories/2/budgets/2025-01", json: #"{"amount":"40.00"}"#).status == 201)
@@ -153,8 +159,10 @@ import TestSupport
         try await Self.withHistory { app in
             let february = try await Self.month(app, "2025-02")
             // Rent spent 480.00, Fun −5.00; income and transfers are in no category.
-            #expect(february.text.hasPrefix(
-                #"{"month":"2025-02","budgeted":1600.00,"spent":475.00,"carried":0.00,"remaining":1125.00,"income":3000.00,"uncategorised":0.00,"toBeBudgeted":4360.00,"categories":[{"id":1,"#),
+            #expect(
+                february.text.hasPrefix(
+                    #"{"month":"2025-02","budgeted":1600.00,"spent":475.00,"carried":0.00,"remaining":1125.00,"income":3000.00,"uncategorised":0.00,"toBeBudgeted":4360.00,"categories":[{"id":1,"#
+                ),
                 "\(february.text)")
             let categories = try #require(february.object["categories"] as? [[String: Any]])
             #expect(categories.map { $0["id"] as? Int } == [1, 2, 3])
@@ -163,7 +171,10 @@ import TestSupport
                 #expect(february.text.contains(one.text), "category \(id) as /categories/\(id)?month= answers it")
             }
             let january = try await app.request("GET", "/months?from=2025-01&to=2025-01")
-            #expect(january.text == #"[{"month":"2025-01","budgeted":1540.00,"spent":-7.00,"carried":0.00,"remaining":1547.00,"income":2000.00,"uncategorised":25.00,"toBeBudgeted":1960.00}]"#)
+            #expect(
+                january.text
+                    == #"[{"month":"2025-01","budgeted":1540.00,"spent":-7.00,"carried":0.00,"remaining":1547.00,"income":2000.00,"uncategorised":25.00,"toBeBudgeted":1960.00}]"#
+            )
         }
     }
 
@@ -178,9 +189,10 @@ import TestSupport
             // Checking off budget too: its salary is no longer income, nor the loan paid into it.
             #expect(try await app.request("PATCH", "/accounts/1", json: #"{"onBudget":false}"#).status == 200)
             let after = try await app.request("GET", "/months?from=2025-01&to=2025-02")
-            #expect(after.array.map { Summary($0).incomeFigures } == [
-                ["2025-01", "0.00", "0.00", "-40.00"], ["2025-02", "0.00", "0.00", "-640.00"],
-            ])
+            #expect(
+                after.array.map { Summary($0).incomeFigures } == [
+                    ["2025-01", "0.00", "0.00", "-40.00"], ["2025-02", "0.00", "0.00", "-640.00"],
+                ])
         }
     }
 
@@ -189,7 +201,8 @@ import TestSupport
         try await Self.withHistory { app in
             _ = try await app.scalar("INSERT INTO ledgers (id, name) VALUES (2, 'Other')")
             _ = try await app.scalar("INSERT INTO accounts (ledger_id, id, name, type, on_budget) VALUES (2, 1, 'Theirs', 'checking', true)")
-            _ = try await app.scalar("""
+            _ = try await app.scalar(
+                """
                 INSERT INTO transactions (ledger_id, id, account_id, title, amount, date)
                 VALUES (2, 1, 1, 'Their salary', -9999.00, '2025-02-01'), (2, 2, 1, 'Their spending', 99.00, '2025-02-02')
                 """)
@@ -197,9 +210,10 @@ import TestSupport
             let february = Summary(try await Self.month(app, "2025-02").object)
             #expect(february.incomeFigures == ["2025-02", "3000.00", "0.00", "4360.00"])
             let range = try await app.request("GET", "/months?from=2025-02&to=2025-03")
-            #expect(range.array.map { Summary($0).incomeFigures } == [
-                ["2025-02", "3000.00", "0.00", "4360.00"], ["2025-03", "0.00", "60.00", "3860.00"],
-            ])
+            #expect(
+                range.array.map { Summary($0).incomeFigures } == [
+                    ["2025-02", "3000.00", "0.00", "4360.00"], ["2025-03", "0.00", "60.00", "3860.00"],
+                ])
         }
     }
 }

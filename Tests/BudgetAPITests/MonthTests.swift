@@ -64,8 +64,10 @@ import APITestSupport
         try await TestApp.with { app in
             try await Self.post(app, "/categories", #"{"title":"Fun","amount":100,"rollover":true}"#)
             try await Self.post(app, "/categories", #"{"title":"Flat","amount":100}"#)
-            for (category, date, amount) in [(1, "2025-11-10", "150.00"), (1, "2025-12-05", "20.00"), (1, "2026-02-03", "-10.00"),
-                                             (2, "2025-11-10", "150.00")] {
+            for (category, date, amount) in [
+                (1, "2025-11-10", "150.00"), (1, "2025-12-05", "20.00"), (1, "2026-02-03", "-10.00"),
+                (2, "2025-11-10", "150.00"),
+            ] {
                 try await Self.post(app, "/categories/\(category)/transactions", #"{"title":"x","amount":"\#(amount)","date":"\#(date)"}"#)
             }
             // Before its first month a category has no figures but its amount.
@@ -79,16 +81,20 @@ import APITestSupport
 
             let months = try await app.request("GET", "/months?from=2025-11&to=2026-01")
             #expect(months.status == 200)
-            #expect(months.text == #"""
-                [{"month":"2025-11","budgeted":200.00,"spent":300.00,"carried":0.00,"remaining":-100.00,"income":0.00,"uncategorised":0.00,"toBeBudgeted":-200.00},\#
-                {"month":"2025-12","budgeted":200.00,"spent":20.00,"carried":-50.00,"remaining":130.00,"income":0.00,"uncategorised":0.00,"toBeBudgeted":-400.00},\#
-                {"month":"2026-01","budgeted":200.00,"spent":0.00,"carried":30.00,"remaining":230.00,"income":0.00,"uncategorised":0.00,"toBeBudgeted":-600.00}]
-                """#)
+            #expect(
+                months.text == #"""
+                    [{"month":"2025-11","budgeted":200.00,"spent":300.00,"carried":0.00,"remaining":-100.00,"income":0.00,"uncategorised":0.00,"toBeBudgeted":-200.00},\#
+                    {"month":"2025-12","budgeted":200.00,"spent":20.00,"carried":-50.00,"remaining":130.00,"income":0.00,"uncategorised":0.00,"toBeBudgeted":-400.00},\#
+                    {"month":"2026-01","budgeted":200.00,"spent":0.00,"carried":30.00,"remaining":230.00,"income":0.00,"uncategorised":0.00,"toBeBudgeted":-600.00}]
+                    """#)
             #expect(months.header("X-Sync-Seq") != nil)
 
             let december = try await app.request("GET", "/months/2025-12")
             #expect(december.status == 200)
-            #expect(december.text.hasPrefix(#"{"month":"2025-12","budgeted":200.00,"spent":20.00,"carried":-50.00,"remaining":130.00,"income":0.00,"uncategorised":0.00,"toBeBudgeted":-400.00,"categories":[{"id":1,"#))
+            #expect(
+                december.text.hasPrefix(
+                    #"{"month":"2025-12","budgeted":200.00,"spent":20.00,"carried":-50.00,"remaining":130.00,"income":0.00,"uncategorised":0.00,"toBeBudgeted":-400.00,"categories":[{"id":1,"#
+                ))
             let categories = try #require(december.object["categories"] as? [[String: Any]])
             #expect(categories.map { $0["id"] as? Int } == [1, 2])
             // Each row is the category's own month answer.
@@ -147,7 +153,8 @@ import APITestSupport
             try await Self.post(app, "/categories/1/budgets", #"{"month":"2026-11","amount":450}"#)
             let record = try await app.request("GET", "/categories/1")
             let created = try #require(record.object["createdAt"] as? String)
-            let before = #"{"id":1,"title":"Groceries","amount":400.00,"spent":3.49,"remaining":396.51,"createdAt":"\#(created)","updatedAt":"\#(created)","version":1}"#
+            let before =
+                #"{"id":1,"title":"Groceries","amount":400.00,"spent":3.49,"remaining":396.51,"createdAt":"\#(created)","updatedAt":"\#(created)","version":1}"#
             let withRollover = before.replacingOccurrences(of: #""amount":400.00,"#, with: #""amount":400.00,"rollover":false,"#)
             #expect(record.text == withRollover)
             #expect(try await app.request("GET", "/categories").text == "[\(withRollover)]")
@@ -188,8 +195,10 @@ import APITestSupport
     func aMalformedMonthIs400NamingIt(month: String) async throws {
         try await TestApp.with { app in
             try await Self.post(app, "/categories", #"{"title":"Food","amount":10}"#)
-            for path in ["/categories?month=\(month)", "/categories/1?month=\(month)", "/months?from=\(month)&to=2026-11",
-                         "/months?from=2026-01&to=\(month)", "/reports/spending?from=\(month)&to=2026-11"] {
+            for path in [
+                "/categories?month=\(month)", "/categories/1?month=\(month)", "/months?from=\(month)&to=2026-11",
+                "/months?from=2026-01&to=\(month)", "/reports/spending?from=\(month)&to=2026-11",
+            ] {
                 let answer = try await app.request("GET", path)
                 #expect(answer.status == 400, "\(path): \(answer.text)")
                 #expect(answer.header("Content-Type") == "application/problem+json")
@@ -213,10 +222,14 @@ import APITestSupport
             #expect(longest.status == 200 && longest.array.count == 120)
             let missing = try await app.request("GET", "/months?from=2026-01")
             #expect(missing.status == 400 && missing.problemFields == ["to"])
-            #expect(try await app.request("GET", "/months?from=2026-01&to=2026-01").text
-                == #"[{"month":"2026-01","budgeted":0.00,"spent":0.00,"carried":0.00,"remaining":0.00,"income":0.00,"uncategorised":0.00,"toBeBudgeted":0.00}]"#)
-            #expect(try await app.request("GET", "/months/2026-01").text
-                == #"{"month":"2026-01","budgeted":0.00,"spent":0.00,"carried":0.00,"remaining":0.00,"income":0.00,"uncategorised":0.00,"toBeBudgeted":0.00,"categories":[]}"#)
+            #expect(
+                try await app.request("GET", "/months?from=2026-01&to=2026-01").text
+                    == #"[{"month":"2026-01","budgeted":0.00,"spent":0.00,"carried":0.00,"remaining":0.00,"income":0.00,"uncategorised":0.00,"toBeBudgeted":0.00}]"#
+            )
+            #expect(
+                try await app.request("GET", "/months/2026-01").text
+                    == #"{"month":"2026-01","budgeted":0.00,"spent":0.00,"carried":0.00,"remaining":0.00,"income":0.00,"uncategorised":0.00,"toBeBudgeted":0.00,"categories":[]}"#
+            )
         }
     }
 
@@ -230,11 +243,12 @@ import APITestSupport
             let report = try await app.request("GET", "/reports/spending?from=2026-01&to=2026-03")
             #expect(report.status == 200)
             #expect(report.headers.contains { $0.name == "Vary" && $0.value.contains("Accept") })
-            #expect(report.text == #"""
-                [{"categoryId":1,"month":"2026-01","spent":0.00,"count":0},{"categoryId":2,"month":"2026-01","spent":500.00,"count":1},\#
-                {"categoryId":1,"month":"2026-02","spent":0.00,"count":0},{"categoryId":2,"month":"2026-02","spent":0.00,"count":0},\#
-                {"categoryId":1,"month":"2026-03","spent":2.00,"count":2},{"categoryId":2,"month":"2026-03","spent":0.00,"count":0}]
-                """#)
+            #expect(
+                report.text == #"""
+                    [{"categoryId":1,"month":"2026-01","spent":0.00,"count":0},{"categoryId":2,"month":"2026-01","spent":500.00,"count":1},\#
+                    {"categoryId":1,"month":"2026-02","spent":0.00,"count":0},{"categoryId":2,"month":"2026-02","spent":0.00,"count":0},\#
+                    {"categoryId":1,"month":"2026-03","spent":2.00,"count":2},{"categoryId":2,"month":"2026-03","spent":0.00,"count":0}]
+                    """#)
             let csv = try await app.request("GET", "/reports/spending?from=2026-02&to=2026-03&categoryId=1", headers: [("Accept", "text/csv")])
             #expect(csv.status == 200)
             #expect(csv.header("Content-Type") == "text/csv; charset=utf-8")
@@ -257,7 +271,8 @@ import APITestSupport
             try await Self.post(app, "/categories", #"{"title":"Fun","amount":100,"rollover":true}"#)
             try await Self.post(app, "/categories/1/transactions", #"{"title":"x","amount":"130.00","date":"2026-01-10"}"#)
             _ = try await app.request("PUT", "/categories/1/budgets/2026-02", json: #"{"amount":"80.00"}"#)
-            let row = try await app.scalar("""
+            let row = try await app.scalar(
+                """
                 SELECT concat_ws(',', id, title, amount, rollover, month, budgeted, carried, spent, remaining)
                 FROM category_month('2026-02-14')
                 """)

@@ -24,7 +24,8 @@ import APITestSupport
             #expect(posted.status == 201, "\(posted.text)")
             // Timestamps are whole seconds (docs/api.md): the fraction is cut, not rounded, as to_char's SS does.
             for table in ["categories", "transactions"] {
-                _ = try await app.scalar("""
+                _ = try await app.scalar(
+                    """
                     UPDATE \(table) SET created_at = '2026-01-02 03:04:05.999999+00', updated_at = '2026-01-02 03:04:05+00' \
                     WHERE id = 1 RETURNING id
                     """)
@@ -41,12 +42,19 @@ import APITestSupport
                 #expect(record.status == 200)
                 #expect(Self.feedShows(record.body, in: feed), "\(record.text) not in \(feed.text)")
             }
-            #expect(category.text == #"""
-                {"id":1,"title":"Café \"Zürich\"\n","amount":100.00,"rollover":false,"spent":3.49,"remaining":96.51,\#
-                "createdAt":"2026-01-02T03:04:05Z","updatedAt":"2026-01-02T03:04:05Z","version":1}
-                """#)
-            #expect(bread.text.hasSuffix(#""note":"\#(Self.note)","importId":null,"accountId":null,"cleared":"uncleared","payee":null,"transferId":null,"createdAt":"2026-01-02T03:04:05Z","updatedAt":"2026-01-02T03:04:05Z","version":1}"#))
-            #expect(milk.text.contains(#""note":null,"importId":null,"accountId":null,"cleared":"uncleared","payee":null,"transferId":null,"createdAt":"2026-01-02T03:04:05Z","updatedAt":null,"#))
+            #expect(
+                category.text == #"""
+                    {"id":1,"title":"Café \"Zürich\"\n","amount":100.00,"rollover":false,"spent":3.49,"remaining":96.51,\#
+                    "createdAt":"2026-01-02T03:04:05Z","updatedAt":"2026-01-02T03:04:05Z","version":1}
+                    """#)
+            #expect(
+                bread.text.hasSuffix(
+                    #""note":"\#(Self.note)","importId":null,"accountId":null,"cleared":"uncleared","payee":null,"transferId":null,"createdAt":"2026-01-02T03:04:05Z","updatedAt":"2026-01-02T03:04:05Z","version":1}"#
+                ))
+            #expect(
+                milk.text.contains(
+                    #""note":null,"importId":null,"accountId":null,"cleared":"uncleared","payee":null,"transferId":null,"createdAt":"2026-01-02T03:04:05Z","updatedAt":null,"#
+                ))
             // _expand and _embed render in SQL (SQLFragments.timestamp): the same bytes.
             let expanded = try await app.request("GET", "/transactions/1?_expand=category")
             #expect(expanded.text == String(bread.text.dropLast()) + #","category":\#(category.text)}"#, "\(expanded.text)")

@@ -31,12 +31,14 @@ import APITestSupport
         try await TestApp.with(options: Self.options(trustingProxy: trusts)) { app in
             try await Self.createCategories(app, count: 3)
             let page = try await app.request("GET", "/categories?_page=2&_limit=1", headers: Self.proxyHeaders)
-            #expect(page.header("Link") == [
-                #"<\#(origin)/categories?_page=1&_limit=1>; rel="first""#,
-                #"<\#(origin)/categories?_page=1&_limit=1>; rel="prev""#,
-                #"<\#(origin)/categories?_page=3&_limit=1>; rel="next""#,
-                #"<\#(origin)/categories?_page=3&_limit=1>; rel="last""#,
-            ].joined(separator: ", "))
+            #expect(
+                page.header("Link")
+                    == [
+                        #"<\#(origin)/categories?_page=1&_limit=1>; rel="first""#,
+                        #"<\#(origin)/categories?_page=1&_limit=1>; rel="prev""#,
+                        #"<\#(origin)/categories?_page=3&_limit=1>; rel="next""#,
+                        #"<\#(origin)/categories?_page=3&_limit=1>; rel="last""#,
+                    ].joined(separator: ", "))
             // Location stays a relative reference (RFC 9110 §10.2.2), which the client resolves against the
             // URL it used: already right behind any proxy, with or without trust.
             let created = try await app.request(
@@ -54,9 +56,10 @@ import APITestSupport
             for extra in [[], [("Forwarded", "for=192.0.2.60;for=192.0.2.61")]] as [[(String, String)]] {
                 let page = try await app.request("GET", "/posts?_page=1&_limit=2", headers: xForwarded + extra)
                 #expect(page.status == 200)
-                #expect(page.header("Link") == #"<https://xf.example.com:8443/posts?_page=1&_limit=2>; rel="first", "#
-                    + #"<https://xf.example.com:8443/posts?_page=2&_limit=2>; rel="next", "#
-                    + #"<https://xf.example.com:8443/posts?_page=2&_limit=2>; rel="last""#)
+                #expect(
+                    page.header("Link") == #"<https://xf.example.com:8443/posts?_page=1&_limit=2>; rel="first", "#
+                        + #"<https://xf.example.com:8443/posts?_page=2&_limit=2>; rel="next", "#
+                        + #"<https://xf.example.com:8443/posts?_page=2&_limit=2>; rel="last""#)
             }
         }
     }
@@ -64,9 +67,11 @@ import APITestSupport
     @Test func trustedButUnusableValuesFallBackToTheConnection() async throws {
         try await TestApp.with(options: Self.options(trustingProxy: true)) { app in
             try await Self.createCategories(app, count: 2)
-            let page = try await app.request("GET", "/categories?_page=1&_limit=1", headers: [
-                ("Host", "internal:3000"), ("X-Forwarded-Proto", "javascript"), ("X-Forwarded-Host", "evil.example/x>"),
-            ])
+            let page = try await app.request(
+                "GET", "/categories?_page=1&_limit=1",
+                headers: [
+                    ("Host", "internal:3000"), ("X-Forwarded-Proto", "javascript"), ("X-Forwarded-Host", "evil.example/x>"),
+                ])
             #expect(page.status == 200)
             #expect(page.header("Link")?.hasPrefix("<http://internal:3000/categories?") == true)
         }

@@ -30,7 +30,8 @@ import APITestSupport
             #"{"title":"Coffee","amount":"4.50","date":"2026-11-06"}"#,
             #"{"title":"Later","amount":"10.00","date":"2026-12-02","cleared":"cleared"}"#,
         ] {
-            let created = try await app.request("POST", "/transactions", json: "{\"accountId\":\(accountID)," + transaction.dropFirst(), headers: headers)
+            let created = try await app.request(
+                "POST", "/transactions", json: "{\"accountId\":\(accountID)," + transaction.dropFirst(), headers: headers)
             #expect(created.status == 201, "\(transaction): \(created.text)")
         }
     }
@@ -86,13 +87,15 @@ import APITestSupport
             #expect(adjusted.object["lastReconciledAt"] is String)
             #expect(adjusted.text == (try await app.request("GET", "/accounts/1").text))
             // Cleared was 2600.00, the statement says 2650.00: 50.00 came in (a negative amount), with no category.
-            let adjustment = try await app.scalar("""
+            let adjustment = try await app.scalar(
+                """
                 SELECT amount || ' ' || date || ' ' || cleared || ' ' || (category_id IS NULL) || ' ' || account_id || ' ' || title
                 FROM transactions WHERE id NOT IN (1, 2, 3, 4)
                 """)
             #expect(adjustment == "-50.00 2026-11-30 reconciled true 1 Reconciliation balance adjustment")
             #expect(try await app.scalar("SELECT count(*) FROM transactions") == "5")
-            #expect(try await app.scalar("SELECT string_agg(cleared, ' ' ORDER BY id) FROM transactions WHERE id <= 4")
+            #expect(
+                try await app.scalar("SELECT string_agg(cleared, ' ' ORDER BY id) FROM transactions WHERE id <= 4")
                     == "reconciled reconciled uncleared cleared")
             // The account's cleared balance is now the statement's (Later, cleared in December, counts in it too).
             #expect(adjusted.text.contains(#""clearedBalance":2640.00,"#), "\(adjusted.text)")
@@ -116,7 +119,9 @@ import APITestSupport
             #expect(date.status == 409 && date.problemFields == ["date"], "\(date.text)")
             let account = try await app.request("PATCH", "/transactions/1", json: #"{"accountId":null,"categoryId":1}"#)
             #expect(account.status == 409 && account.problemFields == ["accountId"], "\(account.text)")
-            #expect(try await app.request("PUT", "/transactions/1", json: #"{"accountId":1,"title":"Rent","amount":"401.00","date":"2026-11-03"}"#).status == 409)
+            #expect(
+                try await app.request("PUT", "/transactions/1", json: #"{"accountId":1,"title":"Rent","amount":"401.00","date":"2026-11-03"}"#).status
+                    == 409)
             #expect(try await app.scalar("SELECT amount || ' ' || date || ' ' || version FROM transactions WHERE id = 1") == "400.00 2026-11-03 2")
 
             // The title and note are not locked.
@@ -195,15 +200,18 @@ import APITestSupport
             let (bob, _) = try await HouseholdsTests.logIn(app, "bob")
             let bobLedger = try #require(try await app.request("GET", "/ledgers", headers: HouseholdsTests.bearer(bob)).array.first?["id"] as? Int)
 
-            let alices = try await app.request("POST", "/accounts/1/reconcile", json: #"{"balance":"0.00","date":"2026-11-30","adjust":true}"#,
-                                               headers: HouseholdsTests.bearer(bob))
+            let alices = try await app.request(
+                "POST", "/accounts/1/reconcile", json: #"{"balance":"0.00","date":"2026-11-30","adjust":true}"#,
+                headers: HouseholdsTests.bearer(bob))
             #expect(alices.status == 404, "\(alices.text)")
             // Bob's own account 1, chosen by id, sits beside Alice's.
-            let own = try await app.request("PUT", "/ledgers/\(bobLedger)/accounts/1", json: #"{"name":"Bob's","type":"checking"}"#,
-                                            headers: HouseholdsTests.bearer(bob))
+            let own = try await app.request(
+                "PUT", "/ledgers/\(bobLedger)/accounts/1", json: #"{"name":"Bob's","type":"checking"}"#,
+                headers: HouseholdsTests.bearer(bob))
             #expect(own.status == 201, "\(own.text)")
-            let reconciled = try await app.request("POST", "/ledgers/\(bobLedger)/accounts/1/reconcile", json: #"{"balance":"0.00","date":"2026-11-30"}"#,
-                                                   headers: HouseholdsTests.bearer(bob))
+            let reconciled = try await app.request(
+                "POST", "/ledgers/\(bobLedger)/accounts/1/reconcile", json: #"{"balance":"0.00","date":"2026-11-30"}"#,
+                headers: HouseholdsTests.bearer(bob))
             #expect(reconciled.status == 200 && reconciled.object["name"] as? String == "Bob's", "\(reconciled.text)")
             #expect(try await app.scalar("SELECT count(*) FROM transactions WHERE ledger_id <> 1") == "0")
             #expect(try await app.scalar("SELECT count(*) FROM transactions WHERE cleared = 'reconciled'") == "0")
@@ -229,17 +237,21 @@ import APITestSupport
 
     @Test func aReconcileInAFailedBatchIsRolledBack() async throws {
         try await Self.withAccount { app in
-            let failed = try await app.request("POST", "/batch", json: #"""
-                {"atomic":true,"operations":[
-                 {"method":"POST","path":"/accounts/1/reconcile","body":{"balance":"2650.00","date":"2026-11-30","adjust":true}},
-                 {"method":"POST","path":"/accounts/1/reconcile","body":{"balance":"1.00","date":"2026-11-30"}}]}
-                """#)
+            let failed = try await app.request(
+                "POST", "/batch",
+                json: #"""
+                    {"atomic":true,"operations":[
+                     {"method":"POST","path":"/accounts/1/reconcile","body":{"balance":"2650.00","date":"2026-11-30","adjust":true}},
+                     {"method":"POST","path":"/accounts/1/reconcile","body":{"balance":"1.00","date":"2026-11-30"}}]}
+                    """#)
             #expect(failed.status == 409 && failed.object["operation"] as? Int == 1, "\(failed.text)")
             #expect(try await app.scalar("SELECT count(*) FROM transactions") == "4")
             #expect(try await app.scalar("SELECT count(*) FROM transactions WHERE cleared = 'reconciled'") == "0")
             let key = [("Idempotency-Key", "reconcile-1")]
-            let first = try await app.request("POST", "/accounts/1/reconcile", json: #"{"balance":"2650.00","date":"2026-11-30","adjust":true}"#, headers: key)
-            let again = try await app.request("POST", "/accounts/1/reconcile", json: #"{"balance":"2650.00","date":"2026-11-30","adjust":true}"#, headers: key)
+            let first = try await app.request(
+                "POST", "/accounts/1/reconcile", json: #"{"balance":"2650.00","date":"2026-11-30","adjust":true}"#, headers: key)
+            let again = try await app.request(
+                "POST", "/accounts/1/reconcile", json: #"{"balance":"2650.00","date":"2026-11-30","adjust":true}"#, headers: key)
             #expect(first.status == 200 && again.header("Idempotent-Replayed") == "true" && again.text == first.text, "\(first.text)")
             #expect(try await app.scalar("SELECT count(*) FROM transactions") == "5", "one adjustment for one key")
         }

@@ -69,7 +69,8 @@ extension TestApp {
 
     @Test func malformedSeedNamesThePathAndLoadsNothing() async throws {
         try await TestApp.with { app in
-            let issues = try await app.seedIssues(#"""
+            let issues = try await app.seedIssues(
+                #"""
                 {"posts":[{"id":1},{"id":2},{"id":1},4],"health":[],"odd":true,
                  "transactions":[{"categoryId":1,"title":"x","amount":"1.234"}]}
                 """#)
@@ -85,7 +86,8 @@ extension TestApp {
     @Test func constraintFailuresMidwayRollBackEverything() async throws {
         try await TestApp.with { app in
             // The collections and the first category are written before the missing category is noticed.
-            let issues = try await app.seedIssues(#"""
+            let issues = try await app.seedIssues(
+                #"""
                 {"posts":[{"id":1}],"categories":[{"id":1,"title":"A","amount":1}],
                  "transactions":[{"id":1,"categoryId":1,"title":"ok","amount":1},{"id":2,"categoryId":9,"title":"x","amount":1}]}
                 """#)
@@ -117,8 +119,9 @@ extension TestApp {
     @Test func recordsWithoutIDsAreNumberedAfterTheLargest() async throws {
         try await TestApp.with { app in
             try await app.seed(#"{"notes":[{"text":"a"},{"id":5,"text":"b"},{"id":null,"text":"c"}]}"#)
-            #expect(try await app.request("GET", "/notes").text
-                == #"[{"id":6,"text":"a"},{"id":5,"text":"b"},{"id":7,"text":"c"}]"#)
+            #expect(
+                try await app.request("GET", "/notes").text
+                    == #"[{"id":6,"text":"a"},{"id":5,"text":"b"},{"id":7,"text":"c"}]"#)
             #expect(try await app.request("POST", "/notes", json: "{}").object["id"] as? Int == 8)
         }
     }

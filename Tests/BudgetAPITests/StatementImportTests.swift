@@ -29,7 +29,9 @@ extension TestApp {
         try await send("POST", "/transactions/import\(query)", headers: [("Content-Type", contentType)] + headers, body: bytes)
     }
 
-    func importStatement(_ text: String, query: String = "", contentType: String = "text/csv", headers: [(String, String)] = []) async throws -> TestResponse {
+    func importStatement(_ text: String, query: String = "", contentType: String = "text/csv", headers: [(String, String)] = []) async throws
+        -> TestResponse
+    {
         try await importStatement(Array(text.utf8), query: query, contentType: contentType, headers: headers)
     }
 
@@ -45,7 +47,8 @@ extension TestApp {
     /// Every transaction as (category, title, amount, date, note, importId), in id order, as PostgreSQL holds it;
     /// `category` says how a row names its category, e.g. `lower(c.title)`.
     func transactionRows(category: String = "t.category_id") async throws -> [[String]] {
-        let table = try await scalar(#"""
+        let table = try await scalar(
+            #"""
             SELECT string_agg(concat_ws(E'\x1f', \#(category), t.title, t.amount, t.date, coalesce(t.note, 'null'), coalesce(t.import_id, 'null')),
                               E'\x1e' ORDER BY t.id) FROM transactions t JOIN categories c ON c.id = t.category_id
             """#)
@@ -97,7 +100,9 @@ extension TestApp {
             let created = second.object["createdIds"] as? [Int] ?? []
             try await waitUntil("the import's row is in the change feed") {
                 let page = try await app.changes("collection=transactions")
-                return page.changes.contains { ($0["id"] as? Int) == created.first && ($0["data"] as? [String: Any])?["importId"] as? String == "csv:2026-11-04:-320:1" }
+                return page.changes.contains {
+                    ($0["id"] as? Int) == created.first && ($0["data"] as? [String: Any])?["importId"] as? String == "csv:2026-11-04:-320:1"
+                }
             }
         }
     }
@@ -112,27 +117,31 @@ extension TestApp {
                 05.02.2026;05.02.2026;Kaffee;-3,2;EUR
                 """
             let response = try await app.importStatement(
-                statement, query: "?delimiter=%3B&dateFormat=DD.MM.YYYY&decimal=,&category=2&columns=date:Buchungstag,amount:Betrag,title:Verwendungszweck")
+                statement,
+                query: "?delimiter=%3B&dateFormat=DD.MM.YYYY&decimal=,&category=2&columns=date:Buchungstag,amount:Betrag,title:Verwendungszweck")
             #expect(response.status == 201, "\(response.text)")
-            #expect(try await app.transactionRows() == [
-                ["2", "Miete; Dezember", "1234.56", "2026-12-31", "null", "csv:2026-12-31:-123456:1"],
-                ["2", "Gehalt", "-2500.00", "2026-02-01", "null", "csv:2026-02-01:250000:1"],
-                ["2", "Kaffee", "3.20", "2026-02-05", "null", "csv:2026-02-05:-320:1"],
-            ])
+            #expect(
+                try await app.transactionRows() == [
+                    ["2", "Miete; Dezember", "1234.56", "2026-12-31", "null", "csv:2026-12-31:-123456:1"],
+                    ["2", "Gehalt", "-2500.00", "2026-02-01", "null", "csv:2026-02-01:250000:1"],
+                    ["2", "Kaffee", "3.20", "2026-02-05", "null", "csv:2026-02-05:-320:1"],
+                ])
         }
     }
 
     @Test func aByteOrderMarkQuotedLineBreaksAndCRLFAreRead() async throws {
         try await TestApp.withStatementCategories { app in
-            let text = "Date,AMOUNT,Title,Category,Note,importId\r\n"
+            let text =
+                "Date,AMOUNT,Title,Category,Note,importId\r\n"
                 + "2026-11-05,-1.00,\"Two\r\nlines, a comma and a \"\"quote\"\"\",Groceries,,bank-1\r\n"
                 + "2026-11-06,2.00,Plain,Rent,\"note\nhere\",bank-2\r\n"
             let response = try await app.importStatement(CSVBytes.byteOrderMark + Array(text.utf8))
             #expect(response.status == 201, "\(response.text)")
-            #expect(try await app.transactionRows() == [
-                ["1", "Two\r\nlines, a comma and a \"quote\"", "1.00", "2026-11-05", "null", "bank-1"],
-                ["2", "Plain", "-2.00", "2026-11-06", "note\nhere", "bank-2"],
-            ])
+            #expect(
+                try await app.transactionRows() == [
+                    ["1", "Two\r\nlines, a comma and a \"quote\"", "1.00", "2026-11-05", "null", "bank-1"],
+                    ["2", "Plain", "-2.00", "2026-11-06", "note\nhere", "bank-2"],
+                ])
         }
     }
 
@@ -256,11 +265,14 @@ extension TestApp {
 
     @Test func aJSONStatementCountsItsItemsFromOne() async throws {
         try await TestApp.withStatementCategories { app in
-            let body = #"[{"date":"2026-11-01","amount":"-4.00","title":"Tea","category":"rent"},{"date":"2026-11-01","amount":-4,"title":"Tea","categoryId":1,"importId":"own-1"}]"#
+            let body =
+                #"[{"date":"2026-11-01","amount":"-4.00","title":"Tea","category":"rent"},{"date":"2026-11-01","amount":-4,"title":"Tea","categoryId":1,"importId":"own-1"}]"#
             let response = try await app.importStatement(body, contentType: "application/json")
             #expect(response.status == 201, "\(response.text)")
             #expect(try await app.transactionRows().map { [$0[0], $0[5]] } == [["2", "csv:2026-11-01:-400:1"], ["1", "own-1"]])
-            let invalid = try await app.importStatement(#"[{"date":"2026-11-01","amount":1,"title":"ok","categoryId":1},{"date":"x","amount":1,"title":"t","categoryId":1}]"#, contentType: "application/json")
+            let invalid = try await app.importStatement(
+                #"[{"date":"2026-11-01","amount":1,"title":"ok","categoryId":1},{"date":"x","amount":1,"title":"t","categoryId":1}]"#,
+                contentType: "application/json")
             #expect(invalid.status == 422)
             let first = (invalid.object["errors"] as? [[String: Any]])?.first
             #expect(first?["line"] as? Int == 2)
@@ -286,8 +298,11 @@ extension TestApp {
     @Test func anExportImportsIntoAnotherDatabaseAsTheSameTransactions() async throws {
         try await TestApp.with { source in
             try await TestApp.with { target in
-                _ = try await source.request("POST", "/categories", json: #"[{"title":"Groceries","amount":400},{"title":"Rent, flat","amount":1000}]"#)
-                _ = try await target.request("POST", "/categories", json: #"[{"title":"Unused","amount":1},{"title":"rent, FLAT","amount":1},{"title":"groceries","amount":1}]"#)
+                _ = try await source.request(
+                    "POST", "/categories", json: #"[{"title":"Groceries","amount":400},{"title":"Rent, flat","amount":1000}]"#)
+                _ = try await target.request(
+                    "POST", "/categories",
+                    json: #"[{"title":"Unused","amount":1},{"title":"rent, FLAT","amount":1},{"title":"groceries","amount":1}]"#)
                 let writes = [
                     #"{"categoryId":1,"title":"Bakery","amount":-12.5,"date":"2026-11-03"}"#,
                     #"{"categoryId":1,"title":"Bakery","amount":"-12.50","date":"2026-11-03","note":"second loaf"}"#,
@@ -350,21 +365,25 @@ extension TestApp {
             #expect(first.text == answers[0])
             let november = try await app.request("GET", "/categories?month=2026-11").json() as? [[String: Any]] ?? []
             let figures = november.map { category in
-                [category["title"] as? String ?? ""] + ["budgeted", "spent", "remaining"].map { String(format: "%.2f", category[$0] as? Double ?? .nan) }
+                [category["title"] as? String ?? ""]
+                    + ["budgeted", "spent", "remaining"].map { String(format: "%.2f", category[$0] as? Double ?? .nan) }
             }
             #expect(figures == table, "README's table against the server's answer")
             let second = try await app.send(commands[2])
             #expect(second.status == 200)
             #expect(second.text == answers[1])
-            #expect(try await app.scalar("SELECT string_agg(title || ' ' || amount, '|' ORDER BY id) FROM transactions WHERE import_id IS NOT NULL")
-                == #"Supermarket 42.30|November rent 1200.00|Bakery 12.50|Bakery 12.50|Pizza "Roma" 64.80"#)
+            #expect(
+                try await app.scalar("SELECT string_agg(title || ' ' || amount, '|' ORDER BY id) FROM transactions WHERE import_id IS NOT NULL")
+                    == #"Supermarket 42.30|November rent 1200.00|Bakery 12.50|Bakery 12.50|Pizza "Roma" 64.80"#)
         }
     }
 
     @Test func unknownParametersAndBadOptionsAre400() async throws {
         try await TestApp.withStatementCategories { app in
-            for query in ["?delimter=;", "?dateFormat=YYYY", "?decimal=;", "?category=abc", "?dryRun=yes", "?columns=date",
-                          "?amounts=positive", "?amounts=bank&amounts=budget", "?columns=amount:Betrag,outflow:Soll"] {
+            for query in [
+                "?delimter=;", "?dateFormat=YYYY", "?decimal=;", "?category=abc", "?dryRun=yes", "?columns=date",
+                "?amounts=positive", "?amounts=bank&amounts=budget", "?columns=amount:Betrag,outflow:Soll",
+            ] {
                 let response = try await app.importStatement("date,amount,title,category\n", query: query)
                 #expect(response.status == 400, "\(query): \(response.text)")
             }
@@ -395,12 +414,16 @@ extension TestApp {
             #expect(patch.header("Location") == "/transactions/1")
             // The record that holds it may write it again.
             #expect(try await app.request("PATCH", "/transactions/1", json: #"{"importId":"bank-7","title":"x2"}"#).status == 200)
-            let batch = try await app.request("POST", "/batch", json: #"{"operations":[{"method":"POST","path":"/transactions","body":{"categoryId":1,"title":"b","amount":1,"importId":"bank-7"}}]}"#)
+            let batch = try await app.request(
+                "POST", "/batch",
+                json: #"{"operations":[{"method":"POST","path":"/transactions","body":{"categoryId":1,"title":"b","amount":1,"importId":"bank-7"}}]}"#
+            )
             let result = (batch.object["results"] as? [[String: Any]])?.first
             #expect(result?["status"] as? Int == 409, "\(batch.text)")
             #expect((result?["headers"] as? [String: String])?["Location"] == "/transactions/1", "\(batch.text)")
             #expect(try await app.scalar("SELECT count(*) FROM transactions") == "2")
-            let tooLong = try await app.request("POST", "/transactions", json: #"{"categoryId":1,"title":"z","amount":1,"importId":"\#(String(repeating: "i", count: 101))"}"#)
+            let tooLong = try await app.request(
+                "POST", "/transactions", json: #"{"categoryId":1,"title":"z","amount":1,"importId":"\#(String(repeating: "i", count: 101))"}"#)
             #expect(tooLong.status == 422)
             #expect(tooLong.problemFields == ["importId"])
         }

@@ -29,7 +29,8 @@ import APITestSupport
             let statement = "date,amount,title,category\n2026-11-01,42.30,Supermarket,Groceries\n2026-11-02,-5.00,Bottle deposit,Groceries\n"
             let response = try await app.importStatement(statement, query: "?amounts=budget")
             #expect(response.status == 201, "\(response.text)")
-            #expect(try await app.transactionRows().map { [$0[2], $0[5]] } == [["42.30", "csv:2026-11-01:4230:1"], ["-5.00", "csv:2026-11-02:-500:1"]])
+            #expect(
+                try await app.transactionRows().map { [$0[2], $0[5]] } == [["42.30", "csv:2026-11-01:4230:1"], ["-5.00", "csv:2026-11-02:-500:1"]])
         }
     }
 
@@ -66,17 +67,20 @@ import APITestSupport
                 06.11.2026;Erstattung;20,00;;20,00;1
                 """
             let second = try await app.importStatement(
-                mapped, query: "?delimiter=%3B&decimal=,&dateFormat=DD.MM.YYYY&columns=date:Buchungstag,title:Text,outflow:Soll,inflow:Haben,category:Kategorie")
+                mapped,
+                query:
+                    "?delimiter=%3B&decimal=,&dateFormat=DD.MM.YYYY&columns=date:Buchungstag,title:Text,outflow:Soll,inflow:Haben,category:Kategorie")
             #expect(second.status == 201, "\(second.text)")
             // The derived ids carry the bank's signed amount, as a one-column statement of the same rows would.
-            #expect(try await app.transactionRows().map { [$0[1], $0[2], $0[5]] } == [
-                ["Supermarket", "42.30", "csv:2026-11-01:-4230:1"],
-                ["Refund", "-5.00", "csv:2026-11-02:500:1"],
-                ["Rent", "1000.00", "csv:2026-11-03:-100000:1"],
-                ["Nothing moved", "0.00", "csv:2026-11-04:0:1"],
-                ["Miete", "1234.56", "csv:2026-11-05:-123456:1"],
-                ["Erstattung", "-20.00", "csv:2026-11-06:2000:1"],
-            ])
+            #expect(
+                try await app.transactionRows().map { [$0[1], $0[2], $0[5]] } == [
+                    ["Supermarket", "42.30", "csv:2026-11-01:-4230:1"],
+                    ["Refund", "-5.00", "csv:2026-11-02:500:1"],
+                    ["Rent", "1000.00", "csv:2026-11-03:-100000:1"],
+                    ["Nothing moved", "0.00", "csv:2026-11-04:0:1"],
+                    ["Miete", "1234.56", "csv:2026-11-05:-123456:1"],
+                    ["Erstattung", "-20.00", "csv:2026-11-06:2000:1"],
+                ])
             let oneColumn = "date,amount,title,category\n2026-11-01,-42.30,Supermarket,Groceries\n2026-11-02,5.00,Refund,Groceries\n"
             let again = try await app.importStatement(oneColumn)
             #expect(again.object["duplicates"] as? Int == 2, "\(again.text)")
@@ -116,7 +120,8 @@ import APITestSupport
         let guide = try String(contentsOf: ReadmeCommand.root.appendingPathComponent("docs/import.md"), encoding: .utf8)
         let section = try #require(guide.range(of: "## Rows imported before"))
         let sectionEnd = guide.range(of: "\n## ", range: section.upperBound..<guide.endIndex)?.lowerBound ?? guide.endIndex
-        let mend = try #require(guide[section.upperBound..<sectionEnd].components(separatedBy: "```sql\n").last?.components(separatedBy: "\n```").first)
+        let mend = try #require(
+            guide[section.upperBound..<sectionEnd].components(separatedBy: "```sql\n").last?.components(separatedBy: "\n```").first)
         try #require(mend.contains("UPDATE transactions"))
         try await TestApp.withStatementCategories { app in
             let statement = "date,amount,title,category\n2026-11-01,-42.30,Supermarket,1\n2026-11-02,5.00,Refund,1\n"
@@ -130,7 +135,8 @@ import APITestSupport
 
             _ = try await app.scalar(mend.replacingOccurrences(of: "2026-11-28 00:00:00+00", with: "infinity"))
             _ = try await app.scalar(mend.replacingOccurrences(of: "2026-11-28 00:00:00+00", with: "infinity"))
-            #expect(try await app.transactionRows().map { [$0[1], $0[2]] } == [["Supermarket", "42.30"], ["Refund", "-5.00"], ["By hand", "9.99"]])
+            #expect(
+                try await app.transactionRows().map { [$0[1], $0[2]] } == [["Supermarket", "42.30"], ["Refund", "-5.00"], ["By hand", "9.99"]])
             #expect(try await app.request("GET", "/transactions/1").object["version"] as? Int == 2, "clients see the change")
             try await waitUntil("the mended rows are in the change feed") {
                 let page = try await app.changes("collection=transactions")

@@ -13,7 +13,8 @@ import APITestSupport
     /// `count` posts of about `size` bytes each, in one statement (the seed path would take longer).
     static func addPosts(_ app: TestApp, count: Int, size: Int = 1000) async throws {
         _ = try await app.scalar("INSERT INTO collections (ledger_id, name, kind, next_id) VALUES (1, 'posts', 'plural', \(count + 1))")
-        _ = try await app.scalar("""
+        _ = try await app.scalar(
+            """
             INSERT INTO documents (ledger_id, collection, id, body)
             SELECT 1, 'posts', i::text, json_build_object('id', i, 'title', 'post ' || i, 'body', repeat('x', \(size)))::json
             FROM generate_series(1, \(count)) AS i
@@ -22,7 +23,10 @@ import APITestSupport
 
     /// What today's answers hold: the JSON array PostgreSQL renders for `element` over `source` in `order`.
     static func renderedInSQL(_ app: TestApp, element: String, source: String, order: String) async throws -> [UInt8] {
-        Array(try #require(try await app.scalar("SELECT coalesce('[' || string_agg((\(element))::text, ',' ORDER BY \(order)) || ']', '[]') FROM \(source)")).utf8)
+        Array(
+            try #require(
+                try await app.scalar("SELECT coalesce('[' || string_agg((\(element))::text, ',' ORDER BY \(order)) || ']', '[]') FROM \(source)")
+            ).utf8)
     }
 
     /// The records of a JSON array's bytes, each as its own bytes, joined again by commas: pages of a list
@@ -52,7 +56,10 @@ import APITestSupport
             #expect(Self.joiningArrays(pages) == whole.body)
             let envelope = try await app.request("GET", "/posts?_per_page=400")
             #expect(envelope.isChunked)
-            #expect(envelope.body == Array(#"{"first":1,"prev":null,"next":null,"last":1,"pages":1,"items":400,"data":"#.utf8) + expected + [UInt8(ascii: "}")])
+            #expect(
+                envelope.body == Array(#"{"first":1,"prev":null,"next":null,"last":1,"pages":1,"items":400,"data":"#.utf8) + expected + [
+                    UInt8(ascii: "}")
+                ])
         }
     }
 
@@ -60,7 +67,8 @@ import APITestSupport
         try await TestApp.with { app in
             try await Self.addPosts(app, count: 300)
             _ = try await app.scalar("INSERT INTO collections (ledger_id, name, kind, next_id) VALUES (1, 'comments', 'plural', 601)")
-            _ = try await app.scalar("""
+            _ = try await app.scalar(
+                """
                 INSERT INTO documents (ledger_id, collection, id, body)
                 SELECT 1, 'comments', i::text, json_build_object('id', i, 'postId', (i % 300) + 1, 'text', 'comment ' || i)::json
                 FROM generate_series(1, 600) AS i
@@ -84,13 +92,15 @@ import APITestSupport
     @Test func aLargeTypedListIsChunkedWithTheBytesOfSmallAnswers() async throws {
         try await TestApp.with { app in
             _ = try await app.scalar("INSERT INTO categories (ledger_id, title, amount) VALUES (1, 'Food', 100)")
-            _ = try await app.scalar("""
+            _ = try await app.scalar(
+                """
                 INSERT INTO transactions (ledger_id, category_id, title, amount, date, note)
                 SELECT 1, 1, 'purchase number ' || i, (i % 1000) / 10.0, DATE '2026-01-01' + i % 300, repeat('n', i % 100)
                 FROM generate_series(1, 1500) AS i
                 """)
             let expected = try await Self.renderedInSQL(
-                app, element: SQLFragments.jsonObject(columns: Transactions.shape.record.renderedColumns).sql, source: "transactions t", order: "t.id")
+                app, element: SQLFragments.jsonObject(columns: Transactions.shape.record.renderedColumns).sql, source: "transactions t", order: "t.id"
+            )
             #expect(expected.count > StreamSettings.bufferedBytes)
             for path in ["/transactions", "/categories/1/transactions"] {
                 let whole = try await app.request("GET", path)
@@ -112,11 +122,13 @@ import APITestSupport
     /// more categories than the probe reads goes through the cursor over that source, with its own columns.
     @Test func aMonthListOverTheProbeIsReadThroughTheCursorWithItsFigures() async throws {
         try await TestApp.with { app in
-            _ = try await app.scalar("""
+            _ = try await app.scalar(
+                """
                 INSERT INTO categories (ledger_id, title, amount, rollover)
                 SELECT 1, 'category number ' || i, 100, i % 2 = 0 FROM generate_series(1, 1200) AS i
                 """)
-            _ = try await app.scalar("""
+            _ = try await app.scalar(
+                """
                 INSERT INTO transactions (ledger_id, category_id, title, amount, date)
                 SELECT 1, i, 'purchase', 30, DATE '2026-10-15' FROM generate_series(1, 1200) AS i
                 """)
@@ -144,7 +156,8 @@ import APITestSupport
         try await TestApp.with { app in
             try await Self.addPosts(app, count: 400)
             _ = try await app.scalar("INSERT INTO categories (ledger_id, title, amount) VALUES (1, 'Food', 100)")
-            _ = try await app.scalar("""
+            _ = try await app.scalar(
+                """
                 INSERT INTO transactions (ledger_id, category_id, title, amount, note) SELECT 1, 1, 'purchase ' || i, 1, repeat('n', 150)
                 FROM generate_series(1, 1500) AS i
                 """)

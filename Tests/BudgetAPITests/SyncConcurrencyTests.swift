@@ -47,8 +47,9 @@ import APITestSupport
             }
             #expect(missing.isEmpty, "\(missing.count) records not seen at their final state: \(missing.prefix(5))")
             #expect(changeCount >= expected.count)
-            print("no-gap proof: \(Self.writers) writers × \(Self.transactionsPerWriter) transactions; "
-                + "\(changeCount) changes polled, \(expected.count) records checked (\(deleted.count) deleted)")
+            print(
+                "no-gap proof: \(Self.writers) writers × \(Self.transactionsPerWriter) transactions; "
+                    + "\(changeCount) changes polled, \(expected.count) records checked (\(deleted.count) deleted)")
         }
     }
 
@@ -125,19 +126,24 @@ import APITestSupport
                 try connection.transaction { connection in
                     switch step % 5 {
                     case 0, 1:
-                        let id = try connection.query("""
+                        let id = try connection.query(
+                            """
                             INSERT INTO transactions (ledger_id, category_id, title, amount) VALUES (1, 1, \("w\(writer)-\(step)"), 1) RETURNING id
                             """)[0].decode(Int64.self, at: 0)
                         transactions.append(id)
                         let note = "w\(writer)-\(step)"
-                        try connection.execute("INSERT INTO documents (ledger_id, collection, id, body) VALUES (1, 'notes', \(note), json_build_object('id', \(note)::text))")
+                        try connection.execute(
+                            "INSERT INTO documents (ledger_id, collection, id, body) VALUES (1, 'notes', \(note), json_build_object('id', \(note)::text))"
+                        )
                         notes.append(note)
                     case 2, 3:
                         if let id = transactions.randomElement(using: &generator) {
                             try connection.execute("UPDATE transactions SET version = version + 1, title = \("u\(step)") WHERE id = \(id)")
                         }
                         if let note = notes.randomElement(using: &generator) {
-                            try connection.execute("UPDATE documents SET version = version + 1, body = json_build_object('id', \(note)::text, 'step', \(step)::integer) WHERE collection = 'notes' AND id = \(note)")
+                            try connection.execute(
+                                "UPDATE documents SET version = version + 1, body = json_build_object('id', \(note)::text, 'step', \(step)::integer) WHERE collection = 'notes' AND id = \(note)"
+                            )
                         }
                     default:
                         if !transactions.isEmpty {
@@ -161,7 +167,8 @@ import APITestSupport
             let connection = try Connection.connect(to: url)
             defer { connection.close() }
             var state: [Key: RecordState] = [:]
-            let rows = try connection.query("""
+            let rows = try connection.query(
+                """
                 SELECT 'categories', id::text, version FROM categories
                 UNION ALL SELECT 'transactions', id::text, version FROM transactions
                 UNION ALL SELECT collection, id, version FROM documents

@@ -19,9 +19,11 @@ extension TestApp {
             throw UnexpectedAnswer(description: "GET /changes?\(query) answered \(response.status): \(response.text)")
         }
         let object = response.object
-        return (object["changes"] as? [[String: Any]] ?? [],
-                (object["lastSeq"] as? NSNumber)?.int64Value ?? -1,
-                object["hasMore"] as? Bool ?? false)
+        return (
+            object["changes"] as? [[String: Any]] ?? [],
+            (object["lastSeq"] as? NSNumber)?.int64Value ?? -1,
+            object["hasMore"] as? Bool ?? false
+        )
     }
 }
 

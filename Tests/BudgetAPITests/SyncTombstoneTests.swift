@@ -21,9 +21,9 @@ import APITestSupport
 
     @Test func aSinceOlderThanThePurgedTombstonesIsGoneWithAResyncProblem() async throws {
         try await TestApp.with(poolConfiguration: TestApp.smallPool) { app in
-            _ = try await app.request("POST", "/categories", json: #"{"title":"Keep","amount":1}"#)   // seq 1
-            _ = try await app.request("POST", "/categories", json: #"{"title":"Drop","amount":1}"#)   // seq 2
-            _ = try await app.request("DELETE", "/categories/2")                                       // seq 3
+            _ = try await app.request("POST", "/categories", json: #"{"title":"Keep","amount":1}"#)  // seq 1
+            _ = try await app.request("POST", "/categories", json: #"{"title":"Drop","amount":1}"#)  // seq 2
+            _ = try await app.request("DELETE", "/categories/2")  // seq 3
             let position = try await app.changes().lastSeq
             #expect(try await app.scalar("SELECT purge_change_tombstones(interval '0 seconds')") == "1")
             let gone = try await app.request("GET", "/changes?since=1")

@@ -76,7 +76,8 @@ import APITestSupport
             _ = try await app.request("POST", "/categories", json: #"{"title":"A","amount":1}"#)
             let longTitle = String(repeating: "t", count: 201)
             let longNote = String(repeating: "n", count: 2001)
-            let tooLong = try await app.request("POST", "/categories/1/transactions", json: #"{"title":"\#(longTitle)","amount":1,"note":"\#(longNote)"}"#)
+            let tooLong = try await app.request(
+                "POST", "/categories/1/transactions", json: #"{"title":"\#(longTitle)","amount":1,"note":"\#(longNote)"}"#)
             #expect(Set(tooLong.problemFields) == ["title", "note"])
             let justRight = String(repeating: "n", count: 2000)
             let accepted = try await app.request("POST", "/categories/1/transactions", json: #"{"title":"ok","amount":1,"note":"\#(justRight)"}"#)
@@ -116,7 +117,8 @@ import APITestSupport
     @Test func putCreatesUnderTheClientIdAndReplaces() async throws {
         try await TestApp.with { app in
             _ = try await app.request("POST", "/categories", json: #"{"title":"A","amount":5}"#)
-            let created = try await app.request("PUT", "/transactions/100", json: #"{"categoryId":1,"title":"offline","amount":1.5,"date":"2026-01-02"}"#)
+            let created = try await app.request(
+                "PUT", "/transactions/100", json: #"{"categoryId":1,"title":"offline","amount":1.5,"date":"2026-01-02"}"#)
             #expect(created.status == 201)
             #expect(created.header("Location") == "/transactions/100")
             let replaced = try await app.request("PUT", "/transactions/100", json: #"{"categoryId":1,"title":"again","amount":2}"#)

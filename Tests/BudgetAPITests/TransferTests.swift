@@ -19,8 +19,10 @@ import APITestSupport
     }
 
     static func createAccounts(_ app: TestApp, headers: [(String, String)] = []) async throws {
-        for account in [#"{"name":"Checking","type":"checking"}"#, #"{"name":"Savings","type":"savings"}"#,
-                        #"{"name":"Mortgage","type":"loan"}"#, #"{"name":"Brokerage","type":"investment"}"#] {
+        for account in [
+            #"{"name":"Checking","type":"checking"}"#, #"{"name":"Savings","type":"savings"}"#,
+            #"{"name":"Mortgage","type":"loan"}"#, #"{"name":"Brokerage","type":"investment"}"#,
+        ] {
             let created = try await app.request("POST", "/accounts", json: account, headers: headers)
             #expect(created.status == 201, "\(account): \(created.text)")
         }
@@ -47,7 +49,8 @@ import APITestSupport
 
     @Test func betweenTwoOnBudgetAccountsBothSidesNameEachOther() async throws {
         try await Self.withAccounts { app in
-            let created = try await app.request("POST", "/transfers", json: #"{"fromAccountId":1,"toAccountId":2,"amount":"250.00","date":"2026-11-20"}"#)
+            let created = try await app.request(
+                "POST", "/transfers", json: #"{"fromAccountId":1,"toAccountId":2,"amount":"250.00","date":"2026-11-20"}"#)
             #expect(created.status == 201, "\(created.text)")
             let (from, to) = try await Self.sides(created, app: app)
             let fromID = try #require(from.object["id"] as? Int)
@@ -67,7 +70,8 @@ import APITestSupport
             #expect(try await app.request("GET", "/accounts/2").text.contains(#""balance":250.00,"#))
 
             // A title and a note go on both sides; no date is today.
-            let named = try await app.request("POST", "/transfers", json: #"{"fromAccountId":2,"toAccountId":1,"amount":5,"title":"Back","note":"oops"}"#)
+            let named = try await app.request(
+                "POST", "/transfers", json: #"{"fromAccountId":2,"toAccountId":1,"amount":5,"title":"Back","note":"oops"}"#)
             #expect(named.status == 201, "\(named.text)")
             let (back, forth) = try await Self.sides(named, app: app)
             #expect(back.object["title"] as? String == "Back" && forth.object["title"] as? String == "Back")
@@ -75,7 +79,8 @@ import APITestSupport
             let today = try #require(try await app.scalar("SELECT (now() AT TIME ZONE 'UTC')::date::text"))
             #expect(back.object["date"] as? String == today)
             // null says "none", as on a transaction.
-            let nulls = try await app.request("POST", "/transfers", json: #"{"fromAccountId":1,"toAccountId":2,"amount":1,"categoryId":null,"note":null}"#)
+            let nulls = try await app.request(
+                "POST", "/transfers", json: #"{"fromAccountId":1,"toAccountId":2,"amount":1,"categoryId":null,"note":null}"#)
             #expect(nulls.status == 201, "\(nulls.text)")
             #expect(try await Self.count(app) == "6")
         }
@@ -88,7 +93,8 @@ import APITestSupport
             #expect(uncategorised.status == 422 && uncategorised.problemFields == ["categoryId"], "\(uncategorised.text)")
             #expect(uncategorised.header("Content-Type") == "application/problem+json")
             #expect(try await Self.count(app) == "0")
-            let payment = try await app.request("POST", "/transfers", json: #"{"fromAccountId":1,"toAccountId":3,"amount":"1200.00","categoryId":1,"date":"2026-11-01"}"#)
+            let payment = try await app.request(
+                "POST", "/transfers", json: #"{"fromAccountId":1,"toAccountId":3,"amount":"1200.00","categoryId":1,"date":"2026-11-01"}"#)
             #expect(payment.status == 201, "\(payment.text)")
             let (paid, owed) = try await Self.sides(payment, app: app)
             #expect(paid.object["categoryId"] as? Int == 1 && owed.object["categoryId"] is NSNull)
@@ -135,12 +141,14 @@ import APITestSupport
             #expect(mirror.object["date"] as? String == "2026-11-21" && mirror.text.contains(#""amount":-75.00,"#), "\(mirror.text)")
 
             // PUT either side: amount and date mirrored, the transfer kept.
-            let replaced = try await app.request("PUT", toPath, json: #"{"accountId":2,"categoryId":null,"title":"Savings","amount":"-60.00","date":"2026-11-22"}"#)
+            let replaced = try await app.request(
+                "PUT", toPath, json: #"{"accountId":2,"categoryId":null,"title":"Savings","amount":"-60.00","date":"2026-11-22"}"#)
             #expect(replaced.status == 200, "\(replaced.text)")
             mirror = try await app.request("GET", fromPath)
             #expect(mirror.text.contains(#""amount":60.00,"#) && mirror.object["date"] as? String == "2026-11-22", "\(mirror.text)")
             #expect(replaced.object["transferId"] as? Int == from.object["id"] as? Int)
-            let fromAgain = try await app.request("PUT", fromPath, json: #"{"accountId":1,"categoryId":null,"title":"Out","amount":"61.00","date":"2026-11-23"}"#)
+            let fromAgain = try await app.request(
+                "PUT", fromPath, json: #"{"accountId":1,"categoryId":null,"title":"Out","amount":"61.00","date":"2026-11-23"}"#)
             #expect(fromAgain.status == 200, "\(fromAgain.text)")
             mirror = try await app.request("GET", toPath)
             #expect(mirror.text.contains(#""amount":-61.00,"#) && mirror.object["date"] as? String == "2026-11-23", "\(mirror.text)")
@@ -164,8 +172,9 @@ import APITestSupport
             #expect(try await Self.count(app) == "0")
             let after = try await app.changes("since=\(before.lastSeq)")
             let tombstones = after.changes.filter { $0["op"] as? String == "delete" }
-            #expect(Set(tombstones.map { "\($0["collection"] ?? "")/\($0["id"] ?? "")" }) == ["transactions/\(fromID)", "transactions/\(toID)"],
-                    "\(after.changes)")
+            #expect(
+                Set(tombstones.map { "\($0["collection"] ?? "")/\($0["id"] ?? "")" }) == ["transactions/\(fromID)", "transactions/\(toID)"],
+                "\(after.changes)")
         }
     }
 
@@ -207,8 +216,10 @@ import APITestSupport
         (#"{"fromAccountId":1,"toAccountId":3,"amount":5,"categoryId":7}"#, ["categoryId"]),
         (#"{"fromAccountId":3,"toAccountId":4,"amount":5,"categoryId":1}"#, ["categoryId"]),
         (#"{"fromAccountId":1,"toAccountId":2,"amount":5,"date":"2026-02-30"}"#, ["date"]),
-        (#"{"payee":"Bank","fromAccountId":0,"toAccountId":9,"amount":"1.001","date":"tomorrow","title":"","note":5,"categoryId":-1}"#,
-         ["payee", "fromAccountId", "toAccountId", "amount", "date", "title", "note", "categoryId"]),
+        (
+            #"{"payee":"Bank","fromAccountId":0,"toAccountId":9,"amount":"1.001","date":"tomorrow","title":"","note":5,"categoryId":-1}"#,
+            ["payee", "fromAccountId", "toAccountId", "amount", "date", "title", "note", "categoryId"]
+        ),
     ])
     func invalidTransfersAre422AndWriteNothing(body: String, fields: [String]) async throws {
         try await Self.withAccounts { app in
@@ -244,22 +255,26 @@ import APITestSupport
             let wallet = try await app.request("POST", "/accounts", json: #"{"name":"Wallet","type":"cash"}"#, headers: HouseholdsTests.bearer(bob))
             let walletID = try #require(wallet.object["id"] as? Int)
 
-            let intoAlices = try await app.request("POST", "/transfers", json: #"{"fromAccountId":\#(walletID),"toAccountId":1,"amount":5}"#,
-                                                   headers: HouseholdsTests.bearer(bob))
+            let intoAlices = try await app.request(
+                "POST", "/transfers", json: #"{"fromAccountId":\#(walletID),"toAccountId":1,"amount":5}"#,
+                headers: HouseholdsTests.bearer(bob))
             #expect(intoAlices.status == 422 && intoAlices.problemFields == ["toAccountId"], "\(intoAlices.text)")
-            let fromAlices = try await app.request("POST", "/ledgers/\(bobLedger)/transfers", json: #"{"fromAccountId":1,"toAccountId":\#(walletID),"amount":5}"#,
-                                                   headers: HouseholdsTests.bearer(bob))
+            let fromAlices = try await app.request(
+                "POST", "/ledgers/\(bobLedger)/transfers", json: #"{"fromAccountId":1,"toAccountId":\#(walletID),"amount":5}"#,
+                headers: HouseholdsTests.bearer(bob))
             #expect(fromAlices.status == 422 && fromAlices.problemFields == ["fromAccountId"], "\(fromAlices.text)")
-            let aliceAsked = try await app.request("POST", "/transfers", json: #"{"fromAccountId":1,"toAccountId":\#(walletID),"amount":5}"#,
-                                                   headers: HouseholdsTests.bearer(alice))
+            let aliceAsked = try await app.request(
+                "POST", "/transfers", json: #"{"fromAccountId":1,"toAccountId":\#(walletID),"amount":5}"#,
+                headers: HouseholdsTests.bearer(alice))
             #expect(aliceAsked.status == 422 && aliceAsked.problemFields == ["toAccountId"], "\(aliceAsked.text)")
             #expect(try await Self.count(app) == "0")
 
             // Bob's own transfer, under his ledger's prefix, is his.
             let pocket = try await app.request("POST", "/accounts", json: #"{"name":"Pocket","type":"cash"}"#, headers: HouseholdsTests.bearer(bob))
             let pocketID = try #require(pocket.object["id"] as? Int)
-            let own = try await app.request("POST", "/ledgers/\(bobLedger)/transfers", json: #"{"fromAccountId":\#(walletID),"toAccountId":\#(pocketID),"amount":5}"#,
-                                            headers: HouseholdsTests.bearer(bob))
+            let own = try await app.request(
+                "POST", "/ledgers/\(bobLedger)/transfers", json: #"{"fromAccountId":\#(walletID),"toAccountId":\#(pocketID),"amount":5}"#,
+                headers: HouseholdsTests.bearer(bob))
             #expect(own.status == 201, "\(own.text)")
             #expect(own.header("Location")?.hasPrefix("/ledgers/\(bobLedger)/transactions/") == true, "\(own.header("Location") ?? "no Location")")
             #expect(try await app.scalar("SELECT count(*) FROM transactions WHERE ledger_id = \(bobLedger)") == "2")
@@ -287,22 +302,26 @@ import APITestSupport
     @Test func aBatchWritesTransfersAllOrNothing() async throws {
         try await Self.withAccounts { app in
             // The sequence is fresh, so the transfer's sides are transactions 1 (from) and 2 (to).
-            let batch = try await app.request("POST", "/batch", json: #"""
-                {"atomic":true,"operations":[
-                 {"method":"POST","path":"/transfers","body":{"fromAccountId":1,"toAccountId":2,"amount":5}},
-                 {"method":"PATCH","path":"/transactions/1","body":{"amount":7}}]}
-                """#)
+            let batch = try await app.request(
+                "POST", "/batch",
+                json: #"""
+                    {"atomic":true,"operations":[
+                     {"method":"POST","path":"/transfers","body":{"fromAccountId":1,"toAccountId":2,"amount":5}},
+                     {"method":"PATCH","path":"/transactions/1","body":{"amount":7}}]}
+                    """#)
             #expect(batch.status == 200, "\(batch.text)")
             let results = batch.object["results"] as? [[String: Any]] ?? []
             #expect(results.map { $0["status"] as? Int } == [201, 200])
             #expect((results.first?["headers"] as? [String: Any])?["Location"] as? String == "/transactions/1")
             #expect(try await app.request("GET", "/transactions/2").text.contains(#""amount":-7.00,"#))
 
-            let failed = try await app.request("POST", "/batch", json: #"""
-                {"atomic":true,"operations":[
-                 {"method":"POST","path":"/transfers","body":{"fromAccountId":1,"toAccountId":2,"amount":5}},
-                 {"method":"POST","path":"/transfers","body":{"fromAccountId":1,"toAccountId":3,"amount":5}}]}
-                """#)
+            let failed = try await app.request(
+                "POST", "/batch",
+                json: #"""
+                    {"atomic":true,"operations":[
+                     {"method":"POST","path":"/transfers","body":{"fromAccountId":1,"toAccountId":2,"amount":5}},
+                     {"method":"POST","path":"/transfers","body":{"fromAccountId":1,"toAccountId":3,"amount":5}}]}
+                    """#)
             #expect(failed.status == 422 && failed.object["operation"] as? Int == 1, "\(failed.text)")
             #expect(try await Self.count(app) == "2", "the first operation's transfer was rolled back")
         }

@@ -8,13 +8,15 @@ import APITestSupport
     /// Two categories and five transactions with distinct amounts, dates and titles.
     private static func seedBudget(_ app: TestApp) async throws {
         _ = try await app.request("POST", "/categories", json: #"[{"title":"Groceries","amount":400},{"title":"Rent","amount":950}]"#)
-        _ = try await app.request("POST", "/transactions", json: """
-            [{"categoryId":1,"title":"Milk","amount":3.49,"date":"2026-11-02"},
-             {"categoryId":1,"title":"Weekly shop","amount":"119.96","date":"2026-11-09","note":"market"},
-             {"categoryId":1,"title":"Oat milk","amount":2.5,"date":"2026-11-16"},
-             {"categoryId":2,"title":"November rent","amount":950,"date":"2026-11-01"},
-             {"categoryId":2,"title":"Deposit refund","amount":-100,"date":"2026-11-20"}]
-            """)
+        _ = try await app.request(
+            "POST", "/transactions",
+            json: """
+                [{"categoryId":1,"title":"Milk","amount":3.49,"date":"2026-11-02"},
+                 {"categoryId":1,"title":"Weekly shop","amount":"119.96","date":"2026-11-09","note":"market"},
+                 {"categoryId":1,"title":"Oat milk","amount":2.5,"date":"2026-11-16"},
+                 {"categoryId":2,"title":"November rent","amount":950,"date":"2026-11-01"},
+                 {"categoryId":2,"title":"Deposit refund","amount":-100,"date":"2026-11-20"}]
+                """)
     }
 
     private func titles(_ response: TestResponse) -> [String] {

@@ -37,7 +37,7 @@ import APITestSupport
                 ("PATCH", "/posts/1", #"{"title":{"x":"\u0000"}}"#),
                 ("PUT", "/posts/1", #"{"title":["\u0000"]}"#),
                 ("POST", "/categories", #"{"title":"a\u0000","amount":"1.00"}"#),
-            ("POST", "/categories", #"{"title":"a","amount":"1.00","note\u0000":1}"#),
+                ("POST", "/categories", #"{"title":"a","amount":"1.00","note\u0000":1}"#),
                 ("POST", "/posts/1/comments", #"{"body":"\u0000"}"#),
             ]
             for (method, path, body) in bodies {

@@ -57,10 +57,10 @@ import TestSupport
     /// bank saw it; `uncategorised` takes the category off the from side afterwards (the route wants one for
     /// money leaving the budget).
     static let transfers: [(from: Int, to: Int, amount: String, date: String, category: Int?, cleared: String, uncategorised: Bool)] = [
-        (1, 2, "400.00", "2025-10-15", nil, "cleared", false),     // inside the budget
+        (1, 2, "400.00", "2025-10-15", nil, "cleared", false),  // inside the budget
         (4, 1, "2000.00", "2025-11-05", nil, "uncleared", false),  // a loan paid out: income
-        (1, 4, "300.00", "2025-12-01", 2, "uncleared", false),     // a payment on the loan, in Rent
-        (2, 5, "100.00", "2025-12-20", 1, "cleared", true),        // into an investment: uncategorised
+        (1, 4, "300.00", "2025-12-01", 2, "uncleared", false),  // a payment on the loan, in Rent
+        (2, 5, "100.00", "2025-12-20", 1, "cleared", true),  // into an investment: uncategorised
     ]
 
     @Test func theLedgerAnswersTheServersBalancesAndMonthTotals() async throws {
@@ -71,9 +71,11 @@ import TestSupport
             }
             for transfer in Self.transfers {
                 let categoryMember = transfer.category.map { #","categoryId":\#($0)"# } ?? ""
-                let answer = try await server.request("POST", "/transfers", json: """
-                    {"fromAccountId":\(transfer.from),"toAccountId":\(transfer.to),"amount":"\(transfer.amount)","date":"\(transfer.date)"\(categoryMember)}
-                    """)
+                let answer = try await server.request(
+                    "POST", "/transfers",
+                    json: """
+                        {"fromAccountId":\(transfer.from),"toAccountId":\(transfer.to),"amount":"\(transfer.amount)","date":"\(transfer.date)"\(categoryMember)}
+                        """)
                 #expect(answer.status == 201, "\(answer.text)")
                 for side in ["from", "to"] {
                     let id = try #require((answer.object[side] as? [String: Any])?["id"] as? Int)
@@ -107,8 +109,10 @@ import TestSupport
                 let answer = try await server.request("GET", "/accounts/\(id)")
                 let expected = try decoder.decode(ServerBalances.self, from: Data(answer.body))
                 let computed = try #require(ledger.balances(of: id))
-                #expect(ServerBalances(id: computed.accountId, balance: computed.balance, clearedBalance: computed.clearedBalance,
-                                       unclearedBalance: computed.unclearedBalance) == expected, "account \(id)")
+                #expect(
+                    ServerBalances(
+                        id: computed.accountId, balance: computed.balance, clearedBalance: computed.clearedBalance,
+                        unclearedBalance: computed.unclearedBalance) == expected, "account \(id)")
             }
             // The rules by hand for the checking account: 1000.00 + 2500.00 + 2500.00 − 85.40 − 800.00 − 42.00
             // + 15.00 − 400.00 + 2000.00 − 300.00; of it uncleared −42.00 + 15.00 + 2000.00 − 300.00.

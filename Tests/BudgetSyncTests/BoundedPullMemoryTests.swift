@@ -23,8 +23,10 @@ import TestSupport
             let outputPath = FileManager.default.temporaryDirectory
                 .appendingPathComponent("budget-sync-bench-\(UUID().uuidString.prefix(8)).log").path
             let child = try await ChildProcess.start(
-                [try BuiltExecutable.path(of: "budget-sync-bench"), "pull", "--url", server.baseURL.absoluteString,
-                 "--page-limit", "100", "--collections", "posts"],
+                [
+                    try BuiltExecutable.path(of: "budget-sync-bench"), "pull", "--url", server.baseURL.absoluteString,
+                    "--page-limit", "100", "--collections", "posts",
+                ],
                 outputPath: outputPath)
             let status = try await child.waitForExit(timeout: .seconds(180))
             try #require(status == 0, "budget-sync-bench pull exited with \(status):\n\(child.outputTail())")
@@ -37,9 +39,10 @@ import TestSupport
             let firstPage = try #require(figures["rssAfterFirstPageKiB"] as? Int, "no RSS figures (not Linux?): \(line)")
             let peak = try #require(figures["peakRSSKiB"] as? Int, "no RSS figures (not Linux?): \(line)")
             let grownBytes = (peak - firstPage) * 1024
-            print("bounded pull: \(payload) bytes of posts in \(figures["pages"] ?? "?") pages; client RSS \(firstPage) KiB after "
-                + "the first page, peak \(peak) KiB: +\(grownBytes / 1024) KiB, \(String(format: "%.1f", Double(grownBytes) * 100 / Double(payload))) % "
-                + "of the payload; \(figures["seconds"] ?? "?") s")
+            print(
+                "bounded pull: \(payload) bytes of posts in \(figures["pages"] ?? "?") pages; client RSS \(firstPage) KiB after "
+                    + "the first page, peak \(peak) KiB: +\(grownBytes / 1024) KiB, \(String(format: "%.1f", Double(grownBytes) * 100 / Double(payload))) % "
+                    + "of the payload; \(figures["seconds"] ?? "?") s")
             // Holding the records would grow by the payload or more; a client that keeps one page at a time
             // grows by a few pages' worth at most.
             #expect(grownBytes < payload / 3, "the client grew by \(grownBytes) bytes while pulling \(payload) bytes: \(line)")

@@ -58,17 +58,21 @@ import TestSupport
         try await TestApp.with { server in
             try await server.seed(String(contentsOf: Self.examples.appendingPathComponent("budget.json"), encoding: .utf8))
             let before = try #require(Decimal(string: "\(try await server.request("GET", "/categories/1").object["spent"] ?? "")"))
-            let output = try await Self.run("example-budget", [
-                "--server", server.baseURL.absoluteString, "--store", Self.storePath(),
-                "--category", "1", "--title", "Coffee", "--amount", "3.20",
-            ])
+            let output = try await Self.run(
+                "example-budget",
+                [
+                    "--server", server.baseURL.absoluteString, "--store", Self.storePath(),
+                    "--category", "1", "--title", "Coffee", "--amount", "3.20",
+                ])
             #expect(output.contains("queued offline: Coffee 3.20, outbox 1"), "\(output)")
             #expect(output.contains { $0.hasPrefix("pushed: 201 POST /categories/1/transactions, Location /transactions/") }, "\(output)")
 
             // The server's spent moved by exactly the amount, and the example printed that figure.
             let category = try await server.request("GET", "/categories/1")
-            let spentText = try #require(String(decoding: category.body, as: UTF8.self)
-                .firstMatch(of: /"spent":([0-9.]+)/)).1
+            let spentText = try #require(
+                String(decoding: category.body, as: UTF8.self)
+                    .firstMatch(of: /"spent":([0-9.]+)/)
+            ).1
             #expect(Decimal(string: String(spentText)) == before + Decimal(string: "3.20")!)
             #expect(output.last?.contains("spent \(spentText) (was ") == true, "\(output)")
             let coffee = try await server.request("GET", "/categories/1/transactions?title=Coffee").array

@@ -1,7 +1,7 @@
 import BudgetSync
 import Foundation
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 import Testing
 import APITestSupport
@@ -70,10 +70,12 @@ final class RestartingTransport: HTTPTransport, @unchecked Sendable {
         var components = URLComponents(url: request.url!, resolvingAgainstBaseURL: false)!
         components.port = server.port
         routed.url = components.url
-        let isTheBatchToCut = request.url?.path == "/batch" && lock.withLock {
-            batches += 1
-            return batches == killingAtBatch
-        }
+        let isTheBatchToCut =
+            request.url?.path == "/batch"
+            && lock.withLock {
+                batches += 1
+                return batches == killingAtBatch
+            }
         guard isTheBatchToCut else { return try await real.send(routed) }
 
         let inFlight = Task { try await real.send(routed) }

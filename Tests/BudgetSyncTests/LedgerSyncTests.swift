@@ -11,7 +11,7 @@ import TestSupport
     static var options: BudgetApp.Options {
         var options = BudgetApp.Options()
         options.signupIsOpen = true
-        options.passwordCost = 10   // test-only: a cheap scrypt
+        options.passwordCost = 10  // test-only: a cheap scrypt
         return options
     }
 
@@ -34,8 +34,9 @@ import TestSupport
             #expect(alice.ledger != bob.ledger)
             let make = { (user: (ledger: Int64, token: String), device: String) throws -> (SyncClient, FileSyncStore) in
                 try server.makeClient(device: device, collections: ["categories", "transactions"]) { configuration in
-                    let scoped = SyncClient.Configuration(server: server.baseURL, ledger: user.ledger, token: user.token,
-                                                          collections: configuration.collections, deviceID: device)
+                    let scoped = SyncClient.Configuration(
+                        server: server.baseURL, ledger: user.ledger, token: user.token,
+                        collections: configuration.collections, deviceID: device)
                     configuration.baseURL = scoped.baseURL
                     configuration.headers = scoped.headers
                 }
@@ -47,7 +48,8 @@ import TestSupport
             // but the same operations): each ledger keeps its own.
             try await aliceClient.enqueue(.put, "/categories/1", body: #"{"title":"Groceries","amount":400}"#)
             try await bobClient.enqueue(.put, "/categories/1", body: #"{"title":"Bob's canary","amount":50}"#)
-            try await bobClient.enqueue(.post, "/transactions", body: #"{"categoryId":1,"title":"Bob's canary too","amount":"9.99","date":"2026-11-20"}"#)
+            try await bobClient.enqueue(
+                .post, "/transactions", body: #"{"categoryId":1,"title":"Bob's canary too","amount":"9.99","date":"2026-11-20"}"#)
             #expect(try await aliceClient.push().count == 1)
             #expect(try await bobClient.push().count == 2)
             try await aliceClient.pull()
@@ -63,7 +65,8 @@ import TestSupport
             #expect(try await bobStore.objects(in: "categories")["1"]?["title"] as? String == "Bob's canary")
             #expect(try await bobStore.objects(in: "transactions").count == 1)
             // The client's view is the server's view of that ledger.
-            let bobServer = try await server.request("GET", "/ledgers/\(bob.ledger)/transactions", headers: [("Authorization", "Bearer \(bob.token)")])
+            let bobServer = try await server.request(
+                "GET", "/ledgers/\(bob.ledger)/transactions", headers: [("Authorization", "Bearer \(bob.token)")])
             #expect(bobServer.status == 200)
             #expect((try bobServer.json() as? [Any])?.count == 1)
         }

@@ -67,8 +67,9 @@ import TestSupport
                 let answer = try await server.request("GET", "/months/\(month)")
                 let expected = try decoder.decode(ServerMonth.self, from: Data(answer.body)).categories
                 let computed = ledger.figures(in: month).map {
-                    ServerFigures(id: $0.categoryId, month: "\($0.month)", budgeted: $0.budgeted, carried: $0.carried,
-                                  spent: $0.spent, remaining: $0.remaining)
+                    ServerFigures(
+                        id: $0.categoryId, month: "\($0.month)", budgeted: $0.budgeted, carried: $0.carried,
+                        spent: $0.spent, remaining: $0.remaining)
                 }
                 #expect(computed == expected, "\(month)")
                 compared += expected.count

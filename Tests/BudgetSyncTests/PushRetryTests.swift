@@ -2,7 +2,7 @@ import BudgetAPI
 import BudgetSync
 import Foundation
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 import Testing
 import APITestSupport
@@ -86,12 +86,14 @@ final class AnswerLosingTransport: HTTPTransport, @unchecked Sendable {
 
     func send(_ request: URLRequest) async throws -> HTTPAnswer {
         let answer = try await real.send(request)
-        let loses = request.url?.path == "/batch" && lock.withLock {
-            guard remaining > 0 else { return false }
-            remaining -= 1
-            lost += 1
-            return true
-        }
+        let loses =
+            request.url?.path == "/batch"
+            && lock.withLock {
+                guard remaining > 0 else { return false }
+                remaining -= 1
+                lost += 1
+                return true
+            }
         if loses { throw URLError(.networkConnectionLost) }
         return answer
     }

@@ -54,7 +54,6 @@ struct Canonical: Sendable, Hashable, CustomStringConvertible {
     }
 }
 
-
 extension SyncClient {
     /// The first event `wanted` accepts, or nil if none comes within `timeout`. Events are buffered,
     /// so one sent before the call is found at once.
@@ -63,7 +62,9 @@ extension SyncClient {
     ) async -> SyncEvent? {
         await withTaskGroup(of: SyncEvent?.self) { group in
             group.addTask { [events] in await events.first(where: wanted) }
-            group.addTask { try? await Task.sleep(for: timeout); return nil }
+            group.addTask {
+                try? await Task.sleep(for: timeout); return nil
+            }
             let first = await group.next() ?? nil
             group.cancelAll()
             return first

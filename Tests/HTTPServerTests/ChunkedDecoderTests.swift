@@ -10,9 +10,9 @@ func decodeChunked(_ raw: String, limits: Limits = Limits()) -> ParseResult<[UIn
         ("0\r\n\r\n", ""),
         ("5\r\nhello\r\n0\r\n\r\n", "hello"),
         ("5\r\nhello\r\n6\r\n world\r\n0\r\n\r\n", "hello world"),
-        ("A;name=value\r\n0123456789\r\n0\r\n\r\n", "0123456789"),           // chunk extension
-        ("a ;ext\r\n0123456789\r\n0;last\r\n\r\n", "0123456789"),            // BWS before extension, lower-case hex
-        ("3\r\nabc\r\n0\r\nTrailer-One: 1\r\nTrailer-Two: 2\r\n\r\n", "abc"), // trailers
+        ("A;name=value\r\n0123456789\r\n0\r\n\r\n", "0123456789"),  // chunk extension
+        ("a ;ext\r\n0123456789\r\n0;last\r\n\r\n", "0123456789"),  // BWS before extension, lower-case hex
+        ("3\r\nabc\r\n0\r\nTrailer-One: 1\r\nTrailer-Two: 2\r\n\r\n", "abc"),  // trailers
     ]
 
     @Test(arguments: valid)
@@ -34,17 +34,17 @@ func decodeChunked(_ raw: String, limits: Limits = Limits()) -> ParseResult<[UIn
     }
 
     static let malformed: [(String, Int)] = [
-        ("x\r\n", 400),                              // not hex
-        ("\r\n", 400),                               // empty size
-        ("5\nhello\r\n0\r\n\r\n", 400),              // bare LF after size
-        ("5\r\nhelloXY0\r\n\r\n", 400),              // data not followed by CRLF
-        ("5 x\r\nhello\r\n0\r\n\r\n", 400),          // junk after size
-        ("5;a\u{1}\r\nhello\r\n0\r\n\r\n", 400),     // control in extension
-        ("0\r\nTrailer : x\r\n\r\n", 400),           // whitespace before colon in trailer
-        ("0\r\n folded\r\n\r\n", 400),               // obs-fold in trailers
-        ("0\r\nX: y\n\r\n", 400),                    // bare LF in trailers
-        ("FFFFFFFFFFFFFFFFFF\r\n", 413),             // size overflows
-        ("100001\r\n", 413),                         // one chunk over 1 MiB
+        ("x\r\n", 400),  // not hex
+        ("\r\n", 400),  // empty size
+        ("5\nhello\r\n0\r\n\r\n", 400),  // bare LF after size
+        ("5\r\nhelloXY0\r\n\r\n", 400),  // data not followed by CRLF
+        ("5 x\r\nhello\r\n0\r\n\r\n", 400),  // junk after size
+        ("5;a\u{1}\r\nhello\r\n0\r\n\r\n", 400),  // control in extension
+        ("0\r\nTrailer : x\r\n\r\n", 400),  // whitespace before colon in trailer
+        ("0\r\n folded\r\n\r\n", 400),  // obs-fold in trailers
+        ("0\r\nX: y\n\r\n", 400),  // bare LF in trailers
+        ("FFFFFFFFFFFFFFFFFF\r\n", 413),  // size overflows
+        ("100001\r\n", 413),  // one chunk over 1 MiB
     ]
 
     @Test(arguments: malformed)

@@ -6,21 +6,22 @@ import Testing
 @Suite struct ContentNegotiationTests {
     static let offered = ["application/json", "text/csv"]
 
-    @Test(arguments: [
-        (nil, "application/json"),
-        ("text/csv", "text/csv"),
-        ("TEXT/CSV; charset=utf-8", "text/csv"),
-        ("application/json, text/csv", "application/json"),
-        ("text/csv, application/json", "application/json"),
-        ("application/json;q=0.5, text/csv", "text/csv"),
-        ("text/*", "text/csv"),
-        ("*/*", "application/json"),
-        ("*/*;q=0.1, text/csv;q=0.2", "text/csv"),
-        ("text/csv;q=0", "application/json"),
-        ("text/html", "application/json"),
-        ("text/csv;q=2", "application/json"),
-        ("garbage", "application/json"),
-    ] as [(String?, String)])
+    @Test(
+        arguments: [
+            (nil, "application/json"),
+            ("text/csv", "text/csv"),
+            ("TEXT/CSV; charset=utf-8", "text/csv"),
+            ("application/json, text/csv", "application/json"),
+            ("text/csv, application/json", "application/json"),
+            ("application/json;q=0.5, text/csv", "text/csv"),
+            ("text/*", "text/csv"),
+            ("*/*", "application/json"),
+            ("*/*;q=0.1, text/csv;q=0.2", "text/csv"),
+            ("text/csv;q=0", "application/json"),
+            ("text/html", "application/json"),
+            ("text/csv;q=2", "application/json"),
+            ("garbage", "application/json"),
+        ] as [(String?, String)])
     func picksTheBestOfferedType(accept: String?, expected: String) {
         let headers: Headers = accept.map { ["Accept": $0] } ?? Headers()
         let request = Request(method: .get, target: "/report", headers: headers)

@@ -69,26 +69,26 @@ extension ParseResult {
     }
 
     static let malformed: [(String, Int)] = [
-        ("GET  / HTTP/1.1\r\nHost: a\r\n\r\n", 400),                     // double space
-        ("GET / HTTP/1.1 \r\nHost: a\r\n\r\n", 400),                     // trailing space
-        ("GET /\r\nHost: a\r\n\r\n", 400),                               // HTTP/0.9 style
-        ("G(T / HTTP/1.1\r\nHost: a\r\n\r\n", 400),                      // method not a token
-        ("GET /a\u{7F} HTTP/1.1\r\nHost: a\r\n\r\n", 400),               // DEL in target
+        ("GET  / HTTP/1.1\r\nHost: a\r\n\r\n", 400),  // double space
+        ("GET / HTTP/1.1 \r\nHost: a\r\n\r\n", 400),  // trailing space
+        ("GET /\r\nHost: a\r\n\r\n", 400),  // HTTP/0.9 style
+        ("G(T / HTTP/1.1\r\nHost: a\r\n\r\n", 400),  // method not a token
+        ("GET /a\u{7F} HTTP/1.1\r\nHost: a\r\n\r\n", 400),  // DEL in target
         ("GET noslash HTTP/1.1\r\nHost: a\r\n\r\n", 400),
-        ("GET /%zz HTTP/1.1\r\nHost: a\r\n\r\n", 400),                   // bad percent-encoding
+        ("GET /%zz HTTP/1.1\r\nHost: a\r\n\r\n", 400),  // bad percent-encoding
         ("GET / HTTP/1.x\r\nHost: a\r\n\r\n", 400),
         ("GET / HTTP/2.0\r\nHost: a\r\n\r\n", 505),
-        ("GET / HTTP/1.1\nHost: a\r\n\r\n", 400),                        // bare LF after request line
-        ("GET / HTTP/1.1\r\nHost: a\n\r\n", 400),                        // bare LF after a field
-        ("GET / HTTP/1.1\r\nHost: a\r\n\n", 400),                        // bare LF as the empty line
-        ("GET / HTTP/1.1\r\nHost: a\rb\r\n\r\n", 400),                   // bare CR in a value
+        ("GET / HTTP/1.1\nHost: a\r\n\r\n", 400),  // bare LF after request line
+        ("GET / HTTP/1.1\r\nHost: a\n\r\n", 400),  // bare LF after a field
+        ("GET / HTTP/1.1\r\nHost: a\r\n\n", 400),  // bare LF as the empty line
+        ("GET / HTTP/1.1\r\nHost: a\rb\r\n\r\n", 400),  // bare CR in a value
         ("GET / HTTP/1.1\r\nHost: a\r\nX: 1\r\n  folded\r\n\r\n", 400),  // obs-fold
-        ("GET / HTTP/1.1\r\nHost: a\r\nX-Bad : 1\r\n\r\n", 400),         // whitespace before colon
+        ("GET / HTTP/1.1\r\nHost: a\r\nX-Bad : 1\r\n\r\n", 400),  // whitespace before colon
         ("GET / HTTP/1.1\r\nHost: a\r\nNoColon\r\n\r\n", 400),
         ("GET / HTTP/1.1\r\nHost: a\r\n: empty\r\n\r\n", 400),
-        ("GET / HTTP/1.1\r\nHost: a\r\nX: a\u{0}b\r\n\r\n", 400),        // NUL in a value
-        ("GET / HTTP/1.1\r\n\r\n", 400),                                 // HTTP/1.1 without Host
-        ("GET / HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n", 400),           // two Hosts
+        ("GET / HTTP/1.1\r\nHost: a\r\nX: a\u{0}b\r\n\r\n", 400),  // NUL in a value
+        ("GET / HTTP/1.1\r\n\r\n", 400),  // HTTP/1.1 without Host
+        ("GET / HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n", 400),  // two Hosts
         ("POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n", 400),
         ("POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\nContent-Length: 3\r\n\r\n", 400),
         ("POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\nContent-Length: 4\r\n\r\n", 400),

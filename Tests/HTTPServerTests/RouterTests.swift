@@ -22,9 +22,10 @@ import Testing
     }
 
     @Test func listsEveryRegisteredRouteOnce() {
-        #expect(router.routes.map(\.description) == [
-            "GET /items", "POST /items", "GET /items/:id", "DELETE /items/:id/tags/:tag", "GET /items/new",
-        ])
+        #expect(
+            router.routes.map(\.description) == [
+                "GET /items", "POST /items", "GET /items/:id", "DELETE /items/:id/tags/:tag", "GET /items/new",
+            ])
         #expect(router.mapHandlers { method, handlers in handlers[method]! }.routes == router.routes)
     }
 
@@ -84,12 +85,14 @@ import Testing
         #expect(response.status.code == 422)
         #expect(response.headers["content-type"] == "application/problem+json")
         #expect(response.headers["Retry-After"] == "1")
-        #expect(String(decoding: response.body, as: UTF8.self) == """
-            {"type":"about:blank","title":"Unprocessable Content","status":422,"detail":"Bad \\"input\\"\\n",\
-            "errors":[{"field":"amount","message":"must be positive"}]}
-            """)
-        #expect(String(decoding: Problem(.notFound).response.body, as: UTF8.self)
-            == #"{"type":"about:blank","title":"Not Found","status":404}"#)
+        #expect(
+            String(decoding: response.body, as: UTF8.self) == """
+                {"type":"about:blank","title":"Unprocessable Content","status":422,"detail":"Bad \\"input\\"\\n",\
+                "errors":[{"field":"amount","message":"must be positive"}]}
+                """)
+        #expect(
+            String(decoding: Problem(.notFound).response.body, as: UTF8.self)
+                == #"{"type":"about:blank","title":"Not Found","status":404}"#)
     }
 
     @Test func headersAreOrderedAndCaseInsensitive() {

@@ -5,7 +5,6 @@ import Testing
 extension OverRealSockets {
     /// Framing faults are answered by the connection with problem+json, then the connection closes.
     @Suite struct FramingFaults {
-        
 
         func expectFault(_ raw: String, status: Int, limits: Limits = Limits()) async throws {
             try await withTestServer(limits: limits) { port, _ in

@@ -131,7 +131,8 @@ extension OverRealSockets {
         @Test func aFailingPieceEndsTheAnswerIncomplete() async throws {
             let box = StreamBox()
             let log = LogCapture()
-            try await withTestServer(handler: makeStreamRouter { box.keep(PieceStream(pieces: 10, size: 1000, failingPiece: 3)) }, log: log) { port, _ in
+            try await withTestServer(handler: makeStreamRouter { box.keep(PieceStream(pieces: 10, size: 1000, failingPiece: 3)) }, log: log) {
+                port, _ in
                 let outcome = try await runOffCooperativePool { () -> Result<TestResponse, any Error> in
                     Result { try TestClient(port: port).request("GET", "/stream") }
                 }

@@ -48,8 +48,10 @@ func withTestServer(
     _ body: (_ port: Int, _ server: Server) async throws -> Void
 ) async throws {
     let configuration = ServerConfiguration(host: "127.0.0.1", port: 0, limits: limits, eventLoopCount: 2)
-    let handler = handler ?? RequestPipeline(
-        router: makeTestRouter(), context: (), observers: [AccessLog(logger: log.logger())], logger: log.logger())
+    let handler =
+        handler
+        ?? RequestPipeline(
+            router: makeTestRouter(), context: (), observers: [AccessLog(logger: log.logger())], logger: log.logger())
     let server = Server(configuration: configuration, handler: handler, logger: log.logger())
     let port = try server.start()
     do {

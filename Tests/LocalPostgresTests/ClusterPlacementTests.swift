@@ -8,17 +8,22 @@ import TestSupport
 /// Where a root process runs a cluster whose folder the `postgres` user cannot reach (docs/configuration.md).
 @Suite struct ClusterPlacementTests {
     @Test func decidesFromTheFactsAlone() {
-        #expect(ClusterPlacement.decide(runsAsPostgresUser: false, blockedFolder: "/tmp/x", holdsFiles: false, hasHomeFolder: true)
-            == .runWhereAsked)
-        #expect(ClusterPlacement.decide(runsAsPostgresUser: true, blockedFolder: nil, holdsFiles: true, hasHomeFolder: true)
-            == .runWhereAsked)
-        #expect(ClusterPlacement.decide(runsAsPostgresUser: true, blockedFolder: "/tmp/x", holdsFiles: false, hasHomeFolder: true)
-            == .move(blockedFolder: "/tmp/x"))
+        #expect(
+            ClusterPlacement.decide(runsAsPostgresUser: false, blockedFolder: "/tmp/x", holdsFiles: false, hasHomeFolder: true)
+                == .runWhereAsked)
+        #expect(
+            ClusterPlacement.decide(runsAsPostgresUser: true, blockedFolder: nil, holdsFiles: true, hasHomeFolder: true)
+                == .runWhereAsked)
+        #expect(
+            ClusterPlacement.decide(runsAsPostgresUser: true, blockedFolder: "/tmp/x", holdsFiles: false, hasHomeFolder: true)
+                == .move(blockedFolder: "/tmp/x"))
         // Data already there is never left behind, and without a home folder there is nowhere to go.
-        #expect(ClusterPlacement.decide(runsAsPostgresUser: true, blockedFolder: "/tmp/x", holdsFiles: true, hasHomeFolder: true)
-            == .refuse(blockedFolder: "/tmp/x"))
-        #expect(ClusterPlacement.decide(runsAsPostgresUser: true, blockedFolder: "/tmp/x", holdsFiles: false, hasHomeFolder: false)
-            == .refuse(blockedFolder: "/tmp/x"))
+        #expect(
+            ClusterPlacement.decide(runsAsPostgresUser: true, blockedFolder: "/tmp/x", holdsFiles: true, hasHomeFolder: true)
+                == .refuse(blockedFolder: "/tmp/x"))
+        #expect(
+            ClusterPlacement.decide(runsAsPostgresUser: true, blockedFolder: "/tmp/x", holdsFiles: false, hasHomeFolder: false)
+                == .refuse(blockedFolder: "/tmp/x"))
     }
 
     @Test func listsTheExistingFoldersAboveAPath() {
@@ -39,8 +44,9 @@ import TestSupport
         #expect(placement.directory.path.hasPrefix("/var/lib/postgresql/budget-server/budget-data-"))
         #expect(try FileManager.default.destinationOfSymbolicLink(atPath: requested.path) == placement.directory.path)
 
-        let cluster = LocalCluster(directory: placement.directory, logger: Logger(label: "ClusterPlacementTests"),
-                                   settings: ["fsync": "off"])
+        let cluster = LocalCluster(
+            directory: placement.directory, logger: Logger(label: "ClusterPlacementTests"),
+            settings: ["fsync": "off"])
         defer { try? cluster.stop() }
         let answer = try await runOffCooperativePool { () throws -> String? in
             let connection = try Connection.connect(to: try cluster.start())

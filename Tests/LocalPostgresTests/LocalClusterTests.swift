@@ -45,7 +45,8 @@ struct LocalClusterTests {
         seen.wasRunningBeforeStart = try cluster.isRunning()
         seen.url = try cluster.start()
         seen.isRunningAfterStart = try cluster.isRunning()
-        seen.hasSocketAndLog = FileManager.default.fileExists(atPath: "\(cluster.socketDirectory)/.s.PGSQL.5432")
+        seen.hasSocketAndLog =
+            FileManager.default.fileExists(atPath: "\(cluster.socketDirectory)/.s.PGSQL.5432")
             && FileManager.default.fileExists(atPath: cluster.logFile)
         try cluster.createDatabase("budget")
         do {
@@ -143,8 +144,9 @@ struct LocalClusterTests {
     }
 
     @Test func missingPostgreSQLSaysWhatWasSearchedAndWhatToInstall() throws {
-        let cluster = LocalCluster(directory: URL(fileURLWithPath: "/tmp/lc-never-created"), logger: logger,
-                                   searchPath: ["/nonexistent/postgres/bin"])
+        let cluster = LocalCluster(
+            directory: URL(fileURLWithPath: "/tmp/lc-never-created"), logger: logger,
+            searchPath: ["/nonexistent/postgres/bin"])
         #expect {
             try cluster.start()
         } throws: { error in

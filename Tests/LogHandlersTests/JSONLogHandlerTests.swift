@@ -31,10 +31,12 @@ import Testing
     }
 
     @Test func oneObjectPerLineWithFixedFieldsThenMetadata() throws {
-        let lines = logged("GET /items/1 200 2 0.1ms", metadata: [
-            "request-id": "abc-1", "method": "GET", "route": "/items/:id",
-            "status": .stringConvertible(200), "bytes": .stringConvertible(2), "duration_ms": .stringConvertible(0.125),
-        ])
+        let lines = logged(
+            "GET /items/1 200 2 0.1ms",
+            metadata: [
+                "request-id": "abc-1", "method": "GET", "route": "/items/:id",
+                "status": .stringConvertible(200), "bytes": .stringConvertible(2), "duration_ms": .stringConvertible(0.125),
+            ])
         let line = try #require(lines.first)
         #expect(lines.count == 1)
         #expect(line.last == UInt8(ascii: "\n"))
@@ -69,10 +71,12 @@ import Testing
     }
 
     @Test func metadataMergesNestsAndNeverHidesFixedFields() throws {
-        let lines = logged("hello", metadata: [
-            "message": "a metadata value named like a field", "shared": "event",
-            "nested": ["ok": .stringConvertible(true), "count": .stringConvertible(3)],
-        ], handlerMetadata: ["shared": "handler", "service": "budget"])
+        let lines = logged(
+            "hello",
+            metadata: [
+                "message": "a metadata value named like a field", "shared": "event",
+                "nested": ["ok": .stringConvertible(true), "count": .stringConvertible(3)],
+            ], handlerMetadata: ["shared": "handler", "service": "budget"])
         let fields = try object(try #require(lines.first))
         #expect(fields["message"] as? String == "hello")
         #expect(fields["metadata_message"] as? String == "a metadata value named like a field")

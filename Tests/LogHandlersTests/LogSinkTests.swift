@@ -68,7 +68,8 @@ struct LogSinkTests {
         logger.debug("below the level")
         sink.flush()
         let line = String(decoding: pipe.drain(), as: UTF8.self)
-        let pattern = #/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ info budget-server: method=GET status=200 z-handler=kept \[LogHandlersTests\] GET /health 200\n$/#
+        let pattern =
+            #/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ info budget-server: method=GET status=200 z-handler=kept \[LogHandlersTests\] GET /health 200\n$/#
         #expect(line.wholeMatch(of: pattern) != nil, "\(line)")
     }
 }

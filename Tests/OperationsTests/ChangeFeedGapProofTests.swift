@@ -22,8 +22,10 @@ import TestSupport
     @Test func commitsOutOfOrderNeverOpenAGap() async throws {
         let url = try await TestDatabase.fresh()
         try await GapProof.installAudit(url)
-        let servers = [try await ServerProcess.start(["--database-url", url]),
-                       try await ServerProcess.start(["--database-url", url])]
+        let servers = [
+            try await ServerProcess.start(["--database-url", url]),
+            try await ServerProcess.start(["--database-url", url]),
+        ]
         try await GapProof.seed(url)
         let proof = GapProof(url: url, enough: Self.enough, within: Self.writingLimit)
         let outcome = try await proof.run(servers: servers, writersPerLedger: Self.writers, followersPerLedger: Self.followers)
@@ -39,28 +41,36 @@ import TestSupport
         let url = try await TestDatabase.fresh()
         try await GapProof.installAudit(url)
         // Another ledger is 404 without users: members with tokens follow the feeds.
-        let servers = [try await ServerProcess.start(["--database-url", url, "--signup", "open"]),
-                       try await ServerProcess.start(["--database-url", url, "--signup", "open"])]
+        let servers = [
+            try await ServerProcess.start(["--database-url", url, "--signup", "open"]),
+            try await ServerProcess.start(["--database-url", url, "--signup", "open"]),
+        ]
         try await GapProof.seed(url)
-        try await GapProof.execute(url, """
+        try await GapProof.execute(
+            url,
+            """
             INSERT INTO categories (ledger_id, title, amount) SELECT 1, 'Before ' || g, 1 FROM generate_series(1, 20) g;
             SELECT advance_change_feed();
             """)
-        let ledger1Before = try #require(try await GapProof.scalar(url, "SELECT last_seq FROM change_feed_state WHERE ledger_id = 1")
-            .flatMap { Int64($0) })
+        let ledger1Before = try #require(
+            try await GapProof.scalar(url, "SELECT last_seq FROM change_feed_state WHERE ledger_id = 1")
+                .flatMap { Int64($0) })
         #expect(ledger1Before == 21)
 
         // The first user owns ledger 1; the second gets a new, empty ledger.
         let owner1 = try await Self.member("alice", on: servers[0])
         let owner2 = try await Self.member("bob", on: servers[1])
-        let second = try #require(try await GapProof.scalar(url, "SELECT default_ledger_id FROM users WHERE name = 'bob'")
-            .flatMap { Int64($0) })
+        let second = try #require(
+            try await GapProof.scalar(url, "SELECT default_ledger_id FROM users WHERE name = 'bob'")
+                .flatMap { Int64($0) })
         #expect(second != 1)
         #expect(try await GapProof.scalar(url, "SELECT last_seq FROM change_feed_state WHERE ledger_id = \(second)") == "0")
         try await GapProof.seed(url, ledger: second)
 
-        let ledgers = [GapProof.Ledger(id: 1, headers: owner1),
-                       GapProof.Ledger(id: second, prefix: "/ledgers/\(second)", headers: owner2)]
+        let ledgers = [
+            GapProof.Ledger(id: 1, headers: owner1),
+            GapProof.Ledger(id: second, prefix: "/ledgers/\(second)", headers: owner2),
+        ]
         let proof = GapProof(url: url, ledgers: ledgers, enough: Self.enough, within: Self.writingLimit)
         let writersPerLedger = Self.writers / 2
         let outcome = try await proof.run(servers: servers, writersPerLedger: writersPerLedger, followersPerLedger: 2)
@@ -75,12 +85,15 @@ import TestSupport
             #expect(below.isEmpty, "writes of the proof at seqs ledger 1 had before: \(below.prefix(5))")
         }
         // The database agrees: every logged change is of a record its ledger holds or held.
-        #expect(try await GapProof.scalar(url, """
-            SELECT count(*) FROM change_log l WHERE l.op = 'upsert' AND NOT EXISTS (
-                SELECT 1 FROM categories c WHERE l.collection = 'categories' AND c.ledger_id = l.ledger_id AND c.id::text = l.record_key
-                UNION ALL SELECT 1 FROM transactions t WHERE l.collection = 'transactions' AND t.ledger_id = l.ledger_id AND t.id::text = l.record_key
-                UNION ALL SELECT 1 FROM documents d WHERE d.collection = l.collection AND d.ledger_id = l.ledger_id AND d.id = l.record_key)
-            """) == "0")
+        #expect(
+            try await GapProof.scalar(
+                url,
+                """
+                SELECT count(*) FROM change_log l WHERE l.op = 'upsert' AND NOT EXISTS (
+                    SELECT 1 FROM categories c WHERE l.collection = 'categories' AND c.ledger_id = l.ledger_id AND c.id::text = l.record_key
+                    UNION ALL SELECT 1 FROM transactions t WHERE l.collection = 'transactions' AND t.ledger_id = l.ledger_id AND t.id::text = l.record_key
+                    UNION ALL SELECT 1 FROM documents d WHERE d.collection = l.collection AND d.ledger_id = l.ledger_id AND d.id = l.record_key)
+                """) == "0")
         print("gap proof in two ledgers: " + summary)
     }
 
@@ -154,12 +167,16 @@ import TestSupport
         #expect(created.status == 201)
         // The write's kick sends the sequencer into pg_advisory_xact_lock, where it waits for the holder.
         try await waitUntil("the sequencer waits for the feed's lock") {
-            try await GapProof.scalar(url, """
+            try await GapProof.scalar(
+                url,
+                """
                 SELECT count(*) FROM pg_stat_activity
                 WHERE datname = current_database() AND query LIKE 'SELECT stamped, touched FROM stamp_change_feed%' AND wait_event_type = 'Lock'
                 """) == "1"
         }
-        let terminated = try await GapProof.scalar(url, """
+        let terminated = try await GapProof.scalar(
+            url,
+            """
             SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
             WHERE datname = current_database() AND query LIKE 'SELECT stamped, touched FROM stamp_change_feed%' AND wait_event_type = 'Lock'
             """)

@@ -85,8 +85,9 @@ import TestSupport
         }
         let afterRetries = try await StoredRecords.read(database.databaseURL)
         let settled = CrashReport(writes: writes.filter(\.isAcknowledged) + retried, stored: afterRetries)
-        print("crash safety: retried \(retried.count) unacknowledged writes with their keys: \(replayed) replayed, "
-              + "\(retried.count - replayed) applied now; afterwards \(settled)")
+        print(
+            "crash safety: retried \(retried.count) unacknowledged writes with their keys: \(replayed) replayed, "
+                + "\(retried.count - replayed) applied now; afterwards \(settled)")
         #expect(settled.lost.isEmpty, "after retries: \(settled.lost.prefix(10))")
         #expect(settled.acknowledged == writes.count, "every write is acknowledged once retried")
         #expect(settled.partialBatches.isEmpty && settled.duplicated.isEmpty)
@@ -114,9 +115,10 @@ struct StoredRecords: Sendable {
             let transactions = try connection.query("SELECT title, id, amount::text, category_id FROM transactions")
             for index in 0..<transactions.count {
                 let row = transactions[index]
-                stored.transactions[try row.decode(String.self, at: 0), default: []].append(Transaction(
-                    id: try row.decode(Int64.self, at: 1), amount: try row.decode(String.self, at: 2),
-                    categoryID: try row.decode(Int64.self, at: 3)))
+                stored.transactions[try row.decode(String.self, at: 0), default: []].append(
+                    Transaction(
+                        id: try row.decode(Int64.self, at: 1), amount: try row.decode(String.self, at: 2),
+                        categoryID: try row.decode(Int64.self, at: 3)))
             }
             let categories = try connection.query("SELECT title, id FROM categories")
             for index in 0..<categories.count {

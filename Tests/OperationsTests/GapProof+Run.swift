@@ -52,8 +52,9 @@ extension GapProof {
     /// a cursor its ledger's followers had been answered before the write committed. Answers the summary line.
     func expectComplete(_ outcome: Outcome, writers: Int) async throws -> String {
         let done = progress.withLock { $0 }
-        #expect(done.transactions >= enough.transactions && done.checks >= enough.checks,
-                "a stall: \(done.transactions) transactions and \(done.checks) invariant checks before the deadline")
+        #expect(
+            done.transactions >= enough.transactions && done.checks >= enough.checks,
+            "a stall: \(done.transactions) transactions and \(done.checks) invariant checks before the deadline")
         #expect(outcome.checks.violations.isEmpty, "snapshots broke count = max = last_seq: \(outcome.checks.violations.prefix(5))")
         #expect(outcome.runs > 0)
         #expect(try await Self.scalar(url, "SELECT count(*) FROM change_log WHERE seq IS NULL") == "0")
@@ -61,15 +62,18 @@ extension GapProof {
         for ledger in ledgers {
             let lastSeq = try await Self.scalar(url, "SELECT last_seq FROM change_feed_state WHERE ledger_id = \(ledger.id)")
             lastSeqs[ledger.id] = lastSeq
-            #expect(try await Self.scalar(url, "SELECT count(*) || '/' || min(seq) || '/' || max(seq) FROM change_seq_audit WHERE ledger_id = \(ledger.id)")
+            #expect(
+                try await Self.scalar(
+                    url, "SELECT count(*) || '/' || min(seq) || '/' || max(seq) FROM change_seq_audit WHERE ledger_id = \(ledger.id)")
                     == "\(lastSeq ?? "?")/1/\(lastSeq ?? "?")",
-                    "every seq of ledger \(ledger.id) from 1 up to its last_seq was stamped exactly once")
+                "every seq of ledger \(ledger.id) from 1 up to its last_seq was stamped exactly once")
         }
 
         let expected = try await Self.finalStates(url, deletions: outcome.writes)
         for ledger in ledgers {
-            #expect(expected.keys.filter { $0.ledger == ledger.id }.count > writers / ledgers.count * 10,
-                    "ledger \(ledger.id) was written")
+            #expect(
+                expected.keys.filter { $0.ledger == ledger.id }.count > writers / ledgers.count * 10,
+                "ledger \(ledger.id) was written")
         }
         for follower in outcome.followed {
             let mine = expected.filter { $0.key.ledger == follower.ledger }

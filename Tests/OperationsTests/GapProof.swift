@@ -97,7 +97,9 @@ final class GapProof: Sendable {
     /// it holds exactly 1…last_seq of that ledger. A run stamps a record's first change by inserting its log
     /// row and a later one by updating it.
     static func installAudit(_ url: String) async throws {
-        try await execute(url, """
+        try await execute(
+            url,
+            """
             CREATE TABLE change_seq_audit (ledger_id bigint NOT NULL, seq bigint NOT NULL, collection text NOT NULL,
                                            record_key text NOT NULL, PRIMARY KEY (ledger_id, seq));
             CREATE FUNCTION audit_change_seq() RETURNS trigger LANGUAGE plpgsql AS $$
@@ -112,7 +114,9 @@ final class GapProof: Sendable {
     /// The hot category every writer of `ledger` contends on (id 1 in every ledger), and the generic
     /// collection the writers' notes live in.
     static func seed(_ url: String, ledger: Int64 = 1) async throws {
-        try await execute(url, """
+        try await execute(
+            url,
+            """
             INSERT INTO categories (ledger_id, id, title, amount) VALUES (\(ledger), 1, 'Hot', 1);
             INSERT INTO collections (ledger_id, name, kind) VALUES (\(ledger), 'notes', 'plural');
             """)
@@ -141,15 +145,19 @@ final class GapProof: Sendable {
 
     /// One page of `ledger`'s feed from `server`.
     static func changes(_ server: ServerProcess, since: Int64, limit: Int = 100, ledger: Ledger = .first) async throws
-        -> (changes: [[String: Any]], lastSeq: Int64, hasMore: Bool) {
+        -> (changes: [[String: Any]], lastSeq: Int64, hasMore: Bool)
+    {
         let path = "\(ledger.prefix)/changes?since=\(since)&limit=\(limit)"
         let response = try await server.request("GET", path, headers: ledger.headers)
         guard response.status == 200,
-              let object = try JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any] else {
+            let object = try JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any]
+        else {
             throw UnexpectedAnswer(description: "GET \(path) answered \(response.status): \(response.text)")
         }
-        return (object["changes"] as? [[String: Any]] ?? [], (object["lastSeq"] as? NSNumber)?.int64Value ?? -1,
-                object["hasMore"] as? Bool ?? true)
+        return (
+            object["changes"] as? [[String: Any]] ?? [], (object["lastSeq"] as? NSNumber)?.int64Value ?? -1,
+            object["hasMore"] as? Bool ?? true
+        )
     }
 
     /// Every live record of every ledger as the tables hold it, plus a tombstone for each record a write deleted.
@@ -158,13 +166,16 @@ final class GapProof: Sendable {
             let connection = try Connection.connect(to: url)
             defer { connection.close() }
             var states: [Key: State] = [:]
-            for row in try connection.query("""
+            for row in try connection.query(
+                """
                 SELECT ledger_id, 'categories', id::text, version FROM categories
                 UNION ALL SELECT ledger_id, 'transactions', id::text, version FROM transactions
                 UNION ALL SELECT ledger_id, collection, id, version FROM documents
-                """) {
-                let key = Key(ledger: try row.decode(Int64.self, at: 0), collection: try row.decode(String.self, at: 1),
-                              id: try row.decode(String.self, at: 2))
+                """)
+            {
+                let key = Key(
+                    ledger: try row.decode(Int64.self, at: 0), collection: try row.decode(String.self, at: 1),
+                    id: try row.decode(String.self, at: 2))
                 states[key] = State(op: "upsert", version: try row.decode(Int.self, at: 3))
             }
             return states
@@ -205,11 +216,13 @@ final class GapProof: Sendable {
                         defer { connection.close() }
                         var checks = InvariantChecks()
                         while !shouldStopChecking {
-                            for row in try connection.query("""
+                            for row in try connection.query(
+                                """
                                 SELECT s.ledger_id, s.last_seq, count(a.seq), coalesce(max(a.seq), 0)
                                 FROM change_feed_state s LEFT JOIN change_seq_audit a ON a.ledger_id = s.ledger_id
                                 GROUP BY s.ledger_id, s.last_seq
-                                """) {
+                                """)
+                            {
                                 let (ledger, last) = (try row.decode(Int64.self, at: 0), try row.decode(Int64.self, at: 1))
                                 let (count, max) = (try row.decode(Int64.self, at: 2), try row.decode(Int64.self, at: 3))
                                 if count != max || max != last {
@@ -223,7 +236,9 @@ final class GapProof: Sendable {
                     }
                 }
             }
-            return try await group.reduce(into: InvariantChecks()) { $0.count += $1.count; $0.violations += $1.violations }
+            return try await group.reduce(into: InvariantChecks()) {
+                $0.count += $1.count; $0.violations += $1.violations
+            }
         }
     }
 
@@ -237,8 +252,9 @@ final class GapProof: Sendable {
         let deadline = self.deadline + .seconds(120)
         while ContinuousClock.now < deadline {
             let isFinal = writersDone.withLock { $0 }
-            let page = try await Self.changes(servers[(first + follower.pages) % servers.count], since: since, limit: 7,
-                                              ledger: ledger)
+            let page = try await Self.changes(
+                servers[(first + follower.pages) % servers.count], since: since, limit: 7,
+                ledger: ledger)
             follower.pages += 1
             for change in page.changes {
                 let seq = (change["seq"] as? NSNumber)?.int64Value ?? -1
@@ -246,8 +262,9 @@ final class GapProof: Sendable {
                 lastSeq = seq
                 let id = (change["id"] as? NSNumber)?.stringValue ?? change["id"] as? String ?? "?"
                 let key = Key(ledger: ledger.id, collection: change["collection"] as? String ?? "?", id: id)
-                follower.seen[key] = Seen(state: State(op: change["op"] as? String ?? "?", version: change["version"] as? Int ?? -1),
-                                          seq: seq)
+                follower.seen[key] = Seen(
+                    state: State(op: change["op"] as? String ?? "?", version: change["version"] as? Int ?? -1),
+                    seq: seq)
             }
             if page.lastSeq < since { follower.orderViolations.append("lastSeq \(page.lastSeq) below since \(since)") }
             since = page.lastSeq

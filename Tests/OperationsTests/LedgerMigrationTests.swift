@@ -19,8 +19,10 @@ import TestSupport
         ("documents", "collection, id"), ("change_log", "collection, record_key"), ("change_pending", "position"),
         ("idempotency_keys", "key"),
     ]
-    static let sequences = ["categories_id_seq", "transactions_id_seq", "budgets_id_seq", "documents_position_seq",
-                            "change_pending_position_seq"]
+    static let sequences = [
+        "categories_id_seq", "transactions_id_seq", "budgets_id_seq", "documents_position_seq",
+        "change_pending_position_seq",
+    ]
 
     @Test func everyRowLandsInLedgerOneAndAnswersStayTheSame() async throws {
         let old = try await TestDatabase.empty()
@@ -34,7 +36,9 @@ import TestSupport
         let (lastSeq, purgedSeq) = (Int64(feedBefore.first?[0] ?? "") ?? -1, Int64(feedBefore.first?[1] ?? "") ?? -1)
         #expect(purgedSeq > 0 && lastSeq > purgedSeq, "a purge horizon below the feed's end: \(feedBefore)")
         // The pending changes in the order a run numbers them: each record once, at its latest write.
-        let pending = try await GapProof.scalar(old, """
+        let pending = try await GapProof.scalar(
+            old,
+            """
             SELECT string_agg(k, ',' ORDER BY p) FROM (
                 SELECT collection || '/' || record_key AS k, max(position) AS p FROM change_pending GROUP BY 1) s
             """)
@@ -47,30 +51,38 @@ import TestSupport
 
         #expect(try await Self.digests(old, columns: columns) == before, "a column of a row that existed changed")
         for table in Self.tables.map(\.name) + ["change_feed_state"] {
-            #expect(try await GapProof.scalar(old, "SELECT count(*) FROM \(table) WHERE ledger_id <> 1") == "0",
-                    "rows of \(table) outside ledger 1")
+            #expect(
+                try await GapProof.scalar(old, "SELECT count(*) FROM \(table) WHERE ledger_id <> 1") == "0",
+                "rows of \(table) outside ledger 1")
         }
         #expect(try await Self.rows(old, "SELECT id FROM ledgers") == [["1"]])
-        #expect(try await Self.rows(old, "SELECT ledger_id, last_seq, purged_seq FROM change_feed_state")
+        #expect(
+            try await Self.rows(old, "SELECT ledger_id, last_seq, purged_seq FROM change_feed_state")
                 == [["1", "\(lastSeq)", "\(purgedSeq)"]])
 
         // The changes pending across the migration are stamped by the next run, going on from the old last_seq.
         #expect(try await GapProof.scalar(old, "SELECT advance_change_feed()") == "\(pendingRecords)")
         let newLast = lastSeq + Int64(pendingRecords)
-        #expect(try await Self.rows(old, "SELECT last_seq, purged_seq FROM change_feed_state WHERE ledger_id = 1")
+        #expect(
+            try await Self.rows(old, "SELECT last_seq, purged_seq FROM change_feed_state WHERE ledger_id = 1")
                 == [["\(newLast)", "\(purgedSeq)"]])
-        #expect(try await Self.rows(old, "SELECT count(*), min(seq), max(seq) FROM change_log WHERE seq > \(lastSeq)")
+        #expect(
+            try await Self.rows(old, "SELECT count(*), min(seq), max(seq) FROM change_log WHERE seq > \(lastSeq)")
                 == [["\(pendingRecords)", "\(lastSeq + 1)", "\(newLast)"]])
-        #expect(try await GapProof.scalar(old, """
-            SELECT string_agg(collection || '/' || record_key, ',' ORDER BY seq) FROM change_log WHERE seq > \(lastSeq)
-            """) == pending)
+        #expect(
+            try await GapProof.scalar(
+                old,
+                """
+                SELECT string_agg(collection || '/' || record_key, ',' ORDER BY seq) FROM change_log WHERE seq > \(lastSeq)
+                """) == pending)
 
         // The reference: the same rows, with the same ids and timestamps, written after migrating.
         let fresh = try await TestDatabase.empty()
         try await Schema.migrate(fresh, through: Self.households)
         try await GapProof.execute(fresh, Self.load(idempotencyLedger: 1))
         _ = try await GapProof.scalar(fresh, "SELECT advance_change_feed()")
-        #expect(try await Self.rows(fresh, "SELECT ledger_id, last_seq, purged_seq FROM change_feed_state")
+        #expect(
+            try await Self.rows(fresh, "SELECT ledger_id, last_seq, purged_seq FROM change_feed_state")
                 == [["1", "\(newLast)", "\(purgedSeq)"]], "the reference's feed is numbered as the migrated one")
 
         let migrated = try await ServerProcess.start(["--database-url", old])
@@ -86,8 +98,9 @@ import TestSupport
             }
             #expect(answer.header("ETag") != nil, "GET \(path) has an ETag")
         }
-        print("ledger migration: 0016 and 0017 in \(took) on \(before.count) tables and sequences, "
-            + "last_seq \(lastSeq) → \(newLast) after the \(pendingRecords) pending, purged_seq \(purgedSeq)")
+        print(
+            "ledger migration: 0016 and 0017 in \(took) on \(before.count) tables and sequences, "
+                + "last_seq \(lastSeq) → \(newLast) after the \(pendingRecords) pending, purged_seq \(purgedSeq)")
     }
 
     /// Ledger-less data at test size, with explicit ids and timestamps so that two databases hold the same:
@@ -164,7 +177,9 @@ import TestSupport
     static func columns(_ url: String) async throws -> [String: String] {
         var columns: [String: String] = [:]
         for table in tables.map(\.name) {
-            columns[table] = try await GapProof.scalar(url, """
+            columns[table] = try await GapProof.scalar(
+                url,
+                """
                 SELECT string_agg(quote_ident(column_name), ', ' ORDER BY ordinal_position) FROM information_schema.columns
                 WHERE table_schema = 'public' AND table_name = '\(table)'
                 """)
@@ -178,7 +193,9 @@ import TestSupport
         var digests: [String: String] = [:]
         for (table, order) in tables {
             let list = columns[table] ?? "?"
-            digests[table] = try await GapProof.scalar(url, """
+            digests[table] = try await GapProof.scalar(
+                url,
+                """
                 SELECT count(*) || ' ' || md5(coalesce(string_agg(row(\(list))::text, E'\\n' ORDER BY \(order)), '')) FROM \(table)
                 """)
         }

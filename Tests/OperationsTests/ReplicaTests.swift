@@ -97,7 +97,9 @@ import TestSupport
             let body = #"{"title":"Contested","amount":7}"#
             async let onA = a.request("POST", "/categories", json: body, headers: key)
             try await waitUntil("A's INSERT waits for the lock, with the key claimed") {
-                try await GapProof.scalar(url, """
+                try await GapProof.scalar(
+                    url,
+                    """
                     SELECT count(*) FROM pg_stat_activity
                     WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%INSERT INTO categories%'
                     """) == "1"
@@ -140,13 +142,15 @@ import TestSupport
     @Test func aBatchOnOneIsReadWholeOnTheOther() async throws {
         try await Self.withReplicas { a, b, _ in
             let since = try await GapProof.changes(b, since: 0).lastSeq
-            let batch = try await a.request("POST", "/batch", json: """
-                {"atomic":true,"operations":[
-                  {"method":"POST","path":"/categories","body":{"id":500,"title":"Trip","amount":300}},
-                  {"method":"POST","path":"/categories/500/transactions","body":{"title":"Train","amount":45.5}},
-                  {"method":"PATCH","path":"/categories/500","body":{"amount":350}}
-                ]}
-                """)
+            let batch = try await a.request(
+                "POST", "/batch",
+                json: """
+                    {"atomic":true,"operations":[
+                      {"method":"POST","path":"/categories","body":{"id":500,"title":"Trip","amount":300}},
+                      {"method":"POST","path":"/categories/500/transactions","body":{"title":"Train","amount":45.5}},
+                      {"method":"PATCH","path":"/categories/500","body":{"amount":350}}
+                    ]}
+                    """)
             #expect(batch.status == 200, "\(batch.text)")
             let category = try await b.request("GET", "/categories/500")
             #expect(category.text.contains(#""amount":350.00,"rollover":false,"spent":45.50,"remaining":304.50"#), "\(category.text)")

@@ -12,8 +12,10 @@ import TestSupport
         let server = try await ServerProcess.start(["--database-url", try await TestDatabase.fresh(), "--pool-size", "2"])
         #expect(try await server.request("POST", "/categories", json: #"{"title":"Food","amount":1}"#).status == 201)
 
-        let targets = ["/changes?since=1&wait=30", "/changes?since=1&wait=30", "/changes?since=1&wait=30",
-                       "/categories?_delay=5000"]
+        let targets = [
+            "/changes?since=1&wait=30", "/changes?since=1&wait=30", "/changes?since=1&wait=30",
+            "/categories?_delay=5000",
+        ]
         let inFlight = InFlightRequests(port: server.port)
         let answers = Task { try await inFlight.send(targets) }
         try await inFlight.waitUntilServerHoldsThem(server, count: targets.count)

@@ -15,12 +15,13 @@ import TestSupport
         try await runOffCooperativePool {
             let connection = try Connection.connect(to: url)
             defer { connection.close() }
-            try connection.execute(script: """
-                INSERT INTO collections (ledger_id, name, kind, next_id) VALUES (1, 'posts', 'plural', \(Self.posts + 1));
-                INSERT INTO documents (ledger_id, collection, id, body)
-                SELECT 1, 'posts', i::text, json_build_object('id', i, 'title', 'post ' || i, 'body', repeat('x', 1000))::json
-                FROM generate_series(1, \(Self.posts)) AS i;
-                """)
+            try connection.execute(
+                script: """
+                    INSERT INTO collections (ledger_id, name, kind, next_id) VALUES (1, 'posts', 'plural', \(Self.posts + 1));
+                    INSERT INTO documents (ledger_id, collection, id, body)
+                    SELECT 1, 'posts', i::text, json_build_object('id', i, 'title', 'post ' || i, 'body', repeat('x', 1000))::json
+                    FROM generate_series(1, \(Self.posts)) AS i;
+                    """)
         }
         // Warm the server up on a list of its own (cursors prepared, the stream pool connected), so the peak
         // below is the slow answer's.
@@ -44,8 +45,9 @@ import TestSupport
     /// A field of /proc/PID/status in KiB.
     static func kibibytes(_ field: String, of pid: pid_t) throws -> Int {
         guard let status = readProcFile("/proc/\(pid)/status"),
-              let line = status.split(separator: "\n").first(where: { $0.hasPrefix(field + ":") }),
-              let value = Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "") else {
+            let line = status.split(separator: "\n").first(where: { $0.hasPrefix(field + ":") }),
+            let value = Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "")
+        else {
             throw ChildProcessError.system("read \(field) of /proc/\(pid)/status", errno)
         }
         return value

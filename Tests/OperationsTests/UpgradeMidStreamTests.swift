@@ -21,7 +21,9 @@ import TestSupport
         let url = try await TestDatabase.empty()
         try await Schema.migrate(url, through: Self.lastVersionBefore)
         // Written through the old row triggers: some changes stamped by an old run, some committed and not.
-        try await GapProof.execute(url, """
+        try await GapProof.execute(
+            url,
+            """
             INSERT INTO categories (id, title, amount) SELECT g, 'C' || g, 10 FROM generate_series(1, 5) g;
             INSERT INTO transactions (id, category_id, title, amount) SELECT g, 1 + g % 5, 'T' || g, 1 FROM generate_series(1, 20) g;
             INSERT INTO collections (name, kind, next_id) VALUES ('notes', 'plural', 2);
@@ -53,7 +55,9 @@ import TestSupport
         // As long as a server may take to start (ServerProcess's 90 s, its connections from the suite's budget
         // first): a loaded machine can take longer than the default 20 s to reach the migration.
         try await waitUntil("the upgrade waits for the open write", timeout: .seconds(120)) {
-            try await GapProof.scalar(url, """
+            try await GapProof.scalar(
+                url,
+                """
                 SELECT count(*) FROM pg_stat_activity
                 WHERE datname = current_database() AND wait_event_type = 'Lock' AND pid <> pg_backend_pid()
                 """) == "1"
@@ -73,7 +77,9 @@ import TestSupport
         #expect(try await server.request("PATCH", "/transactions/7", json: #"{"amount":3}"#).status == 200)
         #expect(try await server.request("DELETE", "/categories/5").status == 200)
         #expect(try await server.request("POST", "/notes", json: #"{"text":"b"}"#).status == 201)
-        try await GapProof.execute(url, """
+        try await GapProof.execute(
+            url,
+            """
             UPDATE documents SET body = '{"id":1,"text":"changed"}', version = version + 1 WHERE collection = 'notes' AND id = '1';
             INSERT INTO transactions (ledger_id, id, category_id, title, amount) VALUES (1, 500, 1, 'from psql', 4);
             """)
@@ -97,11 +103,15 @@ import TestSupport
 
         let expected = try await finalStates(url)
         let wrong = expected.filter { follower[$0.key] != $0.value }
-        #expect(wrong.isEmpty, "not followed to their final state: \(wrong.map { "\($0.key) \($0.value) vs \(follower[$0.key].map(\.description) ?? "unseen")" }.sorted().prefix(8))")
+        #expect(
+            wrong.isEmpty,
+            "not followed to their final state: \(wrong.map { "\($0.key) \($0.value) vs \(follower[$0.key].map(\.description) ?? "unseen")" }.sorted().prefix(8))"
+        )
         #expect(expected["categories/4"] == State(op: "upsert", version: 2), "the write held across the upgrade")
         #expect(expected["transactions/3"] == State(op: "delete", version: 1))
-        #expect(expected.filter { $0.value.op == "delete" && $0.key.hasPrefix("transactions/") }.count == 5,
-                "transaction 3 and the four of category 5")
+        #expect(
+            expected.filter { $0.value.op == "delete" && $0.key.hasPrefix("transactions/") }.count == 5,
+            "transaction 3 and the four of category 5")
         #expect(try await GapProof.scalar(url, "SELECT last_seq = (SELECT max(seq) FROM change_log) FROM change_feed_state") == "t")
     }
 
@@ -123,13 +133,17 @@ import TestSupport
         try await runOffCooperativePool {
             let connection = try Connection.connect(to: url)
             defer { connection.close() }
-            return try connection.query("""
+            return try connection.query(
+                """
                 SELECT collection || '/' || record_key, op, version, seq FROM change_log
                 WHERE seq > \(since) ORDER BY seq LIMIT \(Int64(limit))
-                """).map { row in
-                (try row.decode(String.self, at: 0),
-                 State(op: try row.decode(String.self, at: 1), version: try row.decode(Int.self, at: 2)),
-                 try row.decode(Int64.self, at: 3))
+                """
+            ).map { row in
+                (
+                    try row.decode(String.self, at: 0),
+                    State(op: try row.decode(String.self, at: 1), version: try row.decode(Int.self, at: 2)),
+                    try row.decode(Int64.self, at: 3)
+                )
             }
         }
     }
@@ -142,15 +156,18 @@ import TestSupport
             defer { connection.close() }
             var states: [String: State] = [:]
             // Tombstones first: a record written again after its delete is live.
-            for row in try connection.query("""
+            for row in try connection.query(
+                """
                 SELECT collection || '/' || record_key, version, 'delete', 0 FROM change_log WHERE op = 'delete'
                 UNION ALL SELECT 'categories/' || id, version, 'upsert', 1 FROM categories
                 UNION ALL SELECT 'transactions/' || id, version, 'upsert', 1 FROM transactions
                 UNION ALL SELECT collection || '/' || id, version, 'upsert', 1 FROM documents
                 ORDER BY 4
-                """) {
-                states[try row.decode(String.self, at: 0)] = State(op: try row.decode(String.self, at: 2),
-                                                                   version: try row.decode(Int.self, at: 1))
+                """)
+            {
+                states[try row.decode(String.self, at: 0)] = State(
+                    op: try row.decode(String.self, at: 2),
+                    version: try row.decode(Int.self, at: 1))
             }
             return states
         }

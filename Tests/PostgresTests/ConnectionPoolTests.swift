@@ -8,12 +8,15 @@ import Testing
 struct ConnectionPoolTests {
     private let logger = Logger(label: "ConnectionPoolTests")
 
-    private func makePool(size: Int, checkoutTimeout: Duration = .seconds(30), url: String? = nil,
-                          statementTimeout: Duration? = .seconds(30)) async throws -> ConnectionPool {
+    private func makePool(
+        size: Int, checkoutTimeout: Duration = .seconds(30), url: String? = nil,
+        statementTimeout: Duration? = .seconds(30)
+    ) async throws -> ConnectionPool {
         let resolvedURL: String
         if let url { resolvedURL = url } else { resolvedURL = try await TestDatabase.empty() }
-        let configuration = PoolConfiguration(url: resolvedURL, size: size,
-                                              checkoutTimeout: checkoutTimeout, statementTimeout: statementTimeout)
+        let configuration = PoolConfiguration(
+            url: resolvedURL, size: size,
+            checkoutTimeout: checkoutTimeout, statementTimeout: statementTimeout)
         return ConnectionPool(configuration: configuration, logger: logger)
     }
 
@@ -125,8 +128,9 @@ struct ConnectionPoolTests {
     }
 
     @Test func unreachableServerFailsFastWithAConnectionError() async throws {
-        let pool = try await makePool(size: 2, checkoutTimeout: .seconds(60),
-                                      url: "postgresql:///postgres?host=/nonexistent-dir&user=postgres")
+        let pool = try await makePool(
+            size: 2, checkoutTimeout: .seconds(60),
+            url: "postgresql:///postgres?host=/nonexistent-dir&user=postgres")
         let started = ContinuousClock.now
         for _ in 0..<3 {
             await #expect { try await pool.withConnection { _ in 1 } } throws: { error in

@@ -15,7 +15,8 @@ struct LoopConnectionsTests {
         let resolvedURL: String
         if let url { resolvedURL = url } else { resolvedURL = try await TestDatabase.empty() }
         let pool = ConnectionPool(
-            configuration: PoolConfiguration(url: resolvedURL, size: poolSize, checkoutTimeout: checkoutTimeout), logger: Logger(label: "LoopConnectionsTests"))
+            configuration: PoolConfiguration(url: resolvedURL, size: poolSize, checkoutTimeout: checkoutTimeout),
+            logger: Logger(label: "LoopConnectionsTests"))
         let testReactor = try TestReactor()
         let reactor = testReactor.loop
         defer { testReactor.stop() }
@@ -146,7 +147,8 @@ struct LoopConnectionsTests {
             try await waitUntil("the first statement holds the connection") {
                 let running = try? await pool.withConnection { connection in
                     // This database's sessions only: other tests sleep in theirs, on the same cluster.
-                    try connection.query("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'SELECT pg_sleep(3)%'")[0]
+                    try connection.query(
+                        "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'SELECT pg_sleep(3)%'")[0]
                         .decode(Int.self, at: 0)
                 }
                 return running == 1

@@ -70,18 +70,20 @@ struct MigratorTests {
     @Test func dryRunListsPendingWithoutApplying() async throws {
         let connection = try Connection.connect(to: try await TestDatabase.empty())
         let migrator = try makeMigrator(try folder(files))
-        #expect(try migrator.dryRun(on: connection).map(\.fileName)
-            == ["0001_create_things.sql", "0002_add_label.sql", "0010_create_others.sql"])
+        #expect(
+            try migrator.dryRun(on: connection).map(\.fileName)
+                == ["0001_create_things.sql", "0002_add_label.sql", "0010_create_others.sql"])
         let tables = try connection.query("SELECT count(*) FROM pg_tables WHERE schemaname = 'public'")
         #expect(try tables[0].decode(Int.self, at: 0) == 0)
     }
 
     @Test func failingMigrationRollsBackAndNamesTheFile() async throws {
         let connection = try Connection.connect(to: try await TestDatabase.empty())
-        let migrator = try makeMigrator(try folder([
-            "0001_ok.sql": "CREATE TABLE a (id int);",
-            "0002_broken.sql": "CREATE TABLE b (id int); SELECT no_such_column FROM a;",
-        ]))
+        let migrator = try makeMigrator(
+            try folder([
+                "0001_ok.sql": "CREATE TABLE a (id int);",
+                "0002_broken.sql": "CREATE TABLE b (id int); SELECT no_such_column FROM a;",
+            ]))
         #expect { try migrator.migrate(on: connection) } throws: { error in
             "\(error)".contains("0002_broken.sql")
         }

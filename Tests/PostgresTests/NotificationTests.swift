@@ -124,7 +124,8 @@ import TestSupport
         async let woken = notifications.wait(after: seen, timeout: .seconds(60))
         // Suspended first: a wait that began after the reconnect would end at once, with a later generation.
         try await waitUntil("the waiter waits") { notifications.waiterCount == 1 }
-        try await Self.run("""
+        try await Self.run(
+            """
             SELECT pg_terminate_backend(pid) FROM pg_stat_activity
             WHERE datname = current_database() AND pid <> pg_backend_pid() AND query LIKE 'LISTEN%'
             """, on: url)

@@ -52,7 +52,8 @@ struct ValueCodingTests {
         let instant = try #require(Timestamp("2026-11-21T08:00:00.123456Z"))
         let text = "Café ☕️ 'quoted' \"double\" \\ back; ünïcödé 𝄞"
         let missing: Int? = nil
-        let row = try connection.query("""
+        let row = try connection.query(
+            """
             SELECT \(amount)::numeric(14,2), \(tiny)::numeric, \(many)::numeric, \(date)::date,
                    \(instant)::timestamptz, \(missing)::int, \(true)::bool, \(false)::bool, \(text)::text,
                    \(Int64.max)::int8, '2026-11-21 10:00:00+02'::timestamptz

@@ -2,7 +2,7 @@ import Sockets
 import Testing
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 @Suite struct SocketTests {

@@ -103,9 +103,10 @@ public final class ConnectionBudget: Sendable {
             return (waiter, holders)
         }
         guard let (waiter, holders) = expired else { return }
-        waiter.continuation.resume(throwing: ConnectionBudgetExhausted(
-            description: "\(waiter.holder) waited \(Self.waitLimit) for \(waiter.count) of the test cluster's \(capacity) "
-                + "fixture connections; held by: \(holders)"))
+        waiter.continuation.resume(
+            throwing: ConnectionBudgetExhausted(
+                description: "\(waiter.holder) waited \(Self.waitLimit) for \(waiter.count) of the test cluster's \(capacity) "
+                    + "fixture connections; held by: \(holders)"))
     }
 }
 

@@ -92,8 +92,9 @@ final class DatabaseCreationGate: Sendable {
             return (state.waiting.remove(at: index), index, state.running)
         }
         guard let (waiter, ahead, running) = expired else { return }
-        waiter.continuation.resume(throwing: WaitTimedOut(
-            description: "no CREATE DATABASE on the test cluster finished for \(Self.stallLimit) "
-                + "(\(running) running, \(ahead) waiting ahead of this one)"))
+        waiter.continuation.resume(
+            throwing: WaitTimedOut(
+                description: "no CREATE DATABASE on the test cluster finished for \(Self.stallLimit) "
+                    + "(\(running) running, \(ahead) waiting ahead of this one)"))
     }
 }

@@ -2,7 +2,7 @@ import Foundation
 import LocalPostgres
 import Logging
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A PostgreSQL cluster of one test's own, for tests that stop or crash the database, which they must
@@ -22,8 +22,9 @@ public struct ScratchCluster: Sendable {
     public static func start(settings: [String: String] = ["fsync": "off"]) async throws -> ScratchCluster {
         var template = Array("/tmp/ops-XXXXXX".utf8CString)
         guard let folder = mkdtemp(&template) else { throw ChildProcessError.system("mkdtemp", errno) }
-        let scratch = ScratchCluster(cluster: LocalCluster(
-            directory: URL(fileURLWithPath: String(cString: folder)), logger: quietLogger, settings: settings))
+        let scratch = ScratchCluster(
+            cluster: LocalCluster(
+                directory: URL(fileURLWithPath: String(cString: folder)), logger: quietLogger, settings: settings))
         do {
             try await runOffCooperativePool {
                 _ = try scratch.cluster.start()

@@ -1,6 +1,6 @@
 import Foundation
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The built `budget-server` executable serving on an ephemeral port, for tests of what only a real
@@ -34,8 +34,10 @@ public final class ServerProcess: Sendable {
         // The server reads its settings from the environment too; the test's own settings must not leak in.
         let environment = ProcessInfo.processInfo.environment.filter { !settingVariables.contains($0.key) }
         let process = try await ChildProcess.start(
-            [executable, "serve", "--host", "127.0.0.1", "--port", "0",
-             "--log-level", "info"] + arguments,
+            [
+                executable, "serve", "--host", "127.0.0.1", "--port", "0",
+                "--log-level", "info",
+            ] + arguments,
             environment: environment, outputPath: logPath)
         var port: Int?
         do {
@@ -62,12 +64,14 @@ public final class ServerProcess: Sendable {
     /// the one it migrates with, taken from the budget when its database is on the suite's cluster.
     private static func leaseConnections(for arguments: [String]) async throws -> ConnectionLease? {
         guard let index = arguments.firstIndex(of: "--database-url"), index + 1 < arguments.count,
-              TestDatabase.isShared(arguments[index + 1]) else { return nil }
+            TestDatabase.isShared(arguments[index + 1])
+        else { return nil }
         func value(_ flag: String, default defaultValue: Int) -> Int {
             arguments.firstIndex(of: flag).flatMap { $0 + 1 < arguments.count ? Int(arguments[$0 + 1]) : nil } ?? defaultValue
         }
         let loops = max(1, sysconf(Int32(_SC_NPROCESSORS_ONLN)))
-        let count = value("--pool-size", default: 8) + loops * value("--loop-connections", default: 4)
+        let count =
+            value("--pool-size", default: 8) + loops * value("--loop-connections", default: 4)
             + value("--stream-pool-size", default: 8) + 3
         return try await ConnectionBudget.shared().lease(count, for: "a budget-server process")
     }

@@ -43,7 +43,8 @@ public enum TestDatabase {
         return try await runOffCooperativePool {
             let connection = try Connection.connect(to: environment.serverURL)
             defer { connection.close() }
-            let row = try connection.query("""
+            let row = try connection.query(
+                """
                 SELECT current_setting('max_connections')::int, \
                 (SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend')::int
                 """)[0]

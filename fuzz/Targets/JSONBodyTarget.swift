@@ -103,8 +103,9 @@ enum JSONBodyTarget {
         checkAccepted(members, known: TransactionFields.known, readOnly: TransactionFields.readOnly)
         if mode.isComplete {
             // A transaction in an account may leave its category out (docs/accounts.md).
-            invariant((fields.categoryID != nil || fields.accountID != nil) && fields.title != nil && fields.amount != nil,
-                      "a complete transaction without its required fields")
+            invariant(
+                (fields.categoryID != nil || fields.accountID != nil) && fields.title != nil && fields.amount != nil,
+                "a complete transaction without its required fields")
         }
         invariant(fields.cleared.map(TransactionFields.clearedStates.contains) ?? true, "cleared \(String(describing: fields.cleared))")
         invariant(mode == .seed || fields.transferID == nil, "transferId was taken outside a seed")

@@ -2,7 +2,7 @@
 @testable import HTTPServer
 @testable import Postgres
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 // The list query language: the input is the query string of a request-target, split and decoded as the
@@ -30,8 +30,10 @@ enum ListQueryTarget {
         }
         checkQuery(query)
         if case .page = query.pagination { checkLinks(components.query) }
-        for catalog in [CategoryRecord.shape.catalog, CategoryRecord.monthShape.catalog, TransactionRecord.shape.catalog,
-                        BudgetRecord.shape.catalog] {
+        for catalog in [
+            CategoryRecord.shape.catalog, CategoryRecord.monthShape.catalog, TransactionRecord.shape.catalog,
+            BudgetRecord.shape.catalog,
+        ] {
             plan(query, catalog: catalog) { canonical(query, typedBy: catalog) }
         }
         plan(query, catalog: documents) { canonical(query) }
@@ -117,7 +119,8 @@ enum ListQueryTarget {
         case .none:
             break
         case .slice(let start, let end):
-            invariant((0...most).contains(start) && (end.map { $0 >= start && $0 <= 2 * most } ?? true), "slice \(start)..<\(String(describing: end))")
+            invariant(
+                (0...most).contains(start) && (end.map { $0 >= start && $0 <= 2 * most } ?? true), "slice \(start)..<\(String(describing: end))")
         case .page(let number, let size):
             invariant((1...most).contains(number) && (1...most).contains(size), "page \(number) of size \(size)")
         case .envelope(let page, let perPage):
@@ -188,13 +191,14 @@ enum ListQueryTarget {
         copy.filter = map(query.filter) { comparison in
             var result = comparison
             if case .text = comparison.value, case .column(_, let type)? = try? catalog.field(comparison.path) {
-                let stand: String = switch type {
-                case .integer, .money: "1"
-                case .text: "x"
-                case .date, .timestamp: "2026-01-01"
-                case .boolean: "true"
-                case .month: "2026-01"
-                }
+                let stand: String =
+                    switch type {
+                    case .integer, .money: "1"
+                    case .text: "x"
+                    case .date, .timestamp: "2026-01-01"
+                    case .boolean: "true"
+                    case .month: "2026-01"
+                    }
                 result.value = .text(stand)
             }
             return result

@@ -47,8 +47,9 @@ struct RequestHeadTarget {
         // Optional leading CRLF, request line and CRLF, header section within its limit.
         let most = 2 + limits.maxRequestLineBytes + 2 + limits.maxHeaderBytes
         invariant(consumed <= most, "consumed \(consumed) bytes, more than the limits allow (\(most))")
-        invariant(consumed >= 4 && Array(input[(consumed - 4)..<consumed]) == Array("\r\n\r\n".utf8),
-                  "the head does not end with CRLF CRLF: \(show(input))")
+        invariant(
+            consumed >= 4 && Array(input[(consumed - 4)..<consumed]) == Array("\r\n\r\n".utf8),
+            "the head does not end with CRLF CRLF: \(show(input))")
         checkSemantics(head)
 
         // The bytes after the head play no part: the head alone parses to the same thing.

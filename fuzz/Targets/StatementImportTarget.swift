@@ -114,7 +114,9 @@ enum StatementImportTarget {
     static func checkSigns(_ rows: [StatementRows.Row], bytes: [UInt8], header: [String], format: StatementFormat) {
         guard let columns = try? format.columns(ofHeader: header) else { fatalError("invariant: rows from a header that is refused") }
         let readsFlows = columns.values.contains("outflow")
-        invariant(readsFlows == columns.values.contains("inflow") && readsFlows != columns.values.contains("amount"), "one amount column or two flow columns: \(columns)")
+        invariant(
+            readsFlows == columns.values.contains("inflow") && readsFlows != columns.values.contains("amount"),
+            "one amount column or two flow columns: \(columns)")
         let isBankSense = readsFlows || format.sense(isCSV: true) == .bank
         if !columns.values.contains("importId") {
             for row in rows {

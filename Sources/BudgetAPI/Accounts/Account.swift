@@ -57,21 +57,23 @@ struct AccountFields: Sendable {
 /// sums `f` of its transactions, which `AccountQueries.sums` joins.
 enum AccountRecord {
     /// The balances follow docs/accounts.md: a transaction's positive `amount` is money out.
-    static let shape = RecordShape(recordName: "account", fields: [
-        RecordField("id", "a.id", .integer, .stored),
-        RecordField("name", "a.name", .text, .stored, isSearchable: true),
-        RecordField("type", "a.type", .text, .stored),
-        RecordField("onBudget", "a.on_budget", .boolean, .stored),
-        RecordField("closed", "a.closed", .boolean, .stored),
-        RecordField("note", "a.note", .text, .stored, isSearchable: true),
-        RecordField("openingBalance", "a.opening_balance", .money, .stored),
-        RecordField("openedOn", "a.opened_on", .date, .stored),
-        RecordField("balance", "a.opening_balance - f.spent", .money, .derived),
-        RecordField("clearedBalance", "a.opening_balance - f.spent + f.uncleared", .money, .derived),
-        RecordField("unclearedBalance", "0.00 - f.uncleared", .money, .derived),
-        RecordField("lastReconciledAt", "a.last_reconciled_at", .timestamp, .kept),
-        RecordField("createdAt", "a.created_at", .timestamp, .kept),
-        RecordField("updatedAt", "a.updated_at", .timestamp, .kept),
-        RecordField("version", "a.version", .integer, .kept),
-    ])
+    static let shape = RecordShape(
+        recordName: "account",
+        fields: [
+            RecordField("id", "a.id", .integer, .stored),
+            RecordField("name", "a.name", .text, .stored, isSearchable: true),
+            RecordField("type", "a.type", .text, .stored),
+            RecordField("onBudget", "a.on_budget", .boolean, .stored),
+            RecordField("closed", "a.closed", .boolean, .stored),
+            RecordField("note", "a.note", .text, .stored, isSearchable: true),
+            RecordField("openingBalance", "a.opening_balance", .money, .stored),
+            RecordField("openedOn", "a.opened_on", .date, .stored),
+            RecordField("balance", "a.opening_balance - f.spent", .money, .derived),
+            RecordField("clearedBalance", "a.opening_balance - f.spent + f.uncleared", .money, .derived),
+            RecordField("unclearedBalance", "0.00 - f.uncleared", .money, .derived),
+            RecordField("lastReconciledAt", "a.last_reconciled_at", .timestamp, .kept),
+            RecordField("createdAt", "a.created_at", .timestamp, .kept),
+            RecordField("updatedAt", "a.updated_at", .timestamp, .kept),
+            RecordField("version", "a.version", .integer, .kept),
+        ])
 }

@@ -25,12 +25,15 @@ struct ReconcileRoutes: Sendable {
         let json = try await database.withinTransaction(commitIf: { _ in true }) { transaction in
             let result: QueryResult
             do {
-                result = try await transaction.query(ReconcileQueries.reconcile(
-                    id: id, balance: statement.balance, date: statement.date, adjust: statement.adjust, in: transaction.ledger))
+                result = try await transaction.query(
+                    ReconcileQueries.reconcile(
+                        id: id, balance: statement.balance, date: statement.date, adjust: statement.adjust, in: transaction.ledger))
             } catch let error as PostgresError where error.sqlState == SQLState.numericValueOutOfRange {
                 // Only the adjustment's amount (cleared − balance) can leave numeric(14,2): both are in range.
-                throw APIError.invalidFields([.init(
-                    field: "balance", message: "is too far from the cleared balance to book the difference as one transaction")])
+                throw APIError.invalidFields([
+                    .init(
+                        field: "balance", message: "is too far from the cleared balance to book the difference as one transaction")
+                ])
             }
             guard result.count > 0 else { throw APIError.notFound(resource: Accounts.recordName, id: id) }
             let clearedBalance = try Money(parsing: try result[0].decode(String.self, at: 0))
@@ -100,9 +103,11 @@ enum ReconcileError: ProblemConvertible {
         switch self {
         case .unbalanced(let clearedBalance, let balance, let date):
             let difference = Money(cents: balance.cents - clearedBalance.cents)
-            let detail = "the cleared balance on \(date) is \(clearedBalance), the statement says \(balance) (a difference of \(difference)); "
+            let detail =
+                "the cleared balance on \(date) is \(clearedBalance), the statement says \(balance) (a difference of \(difference)); "
                 + "nothing was reconciled. Find the missing transactions, or send adjust true"
-            var problem = Problem(.conflict, detail: detail, errors: [.init(field: "balance", message: "does not match the cleared balance \(clearedBalance)")])
+            var problem = Problem(
+                .conflict, detail: detail, errors: [.init(field: "balance", message: "does not match the cleared balance \(clearedBalance)")])
             // Money as every answer writes it: a JSON number with two decimals (docs/api.md, Money).
             problem.extensions = [("difference", difference.description), ("clearedBalance", clearedBalance.description)]
             return problem

@@ -26,7 +26,8 @@ struct TransferRoutes: Sendable {
         let lookup = transfer.lookedUp
         // One transaction: the lookup's share locks keep the accounts as they were read until the insert.
         let sides = try await database.withinTransaction(commitIf: { _ in true }) { database in
-            let facts = lookup.isEmpty
+            let facts =
+                lookup.isEmpty
                 ? TransferFacts() : try await TransferFacts(database.query(TransferQueries.lookup(lookup, in: database.ledger)))
             var attempt = transfer  // a run again after a serialization failure starts from the request as read
             let fields = try attempt.validated(against: facts)

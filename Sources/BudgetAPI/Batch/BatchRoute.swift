@@ -45,9 +45,10 @@ struct BatchRoute: Sendable {
         } else {
             var answers: [Response] = []
             for (index, operation) in batch.operations.enumerated() {
-                answers.append(try await database.withinTransaction(commitIf: { $0.status.isSuccess }) { transaction in
-                    try await perform(operation, index: index, of: request, database: transaction)
-                })
+                answers.append(
+                    try await database.withinTransaction(commitIf: { $0.status.isSuccess }) { transaction in
+                        try await perform(operation, index: index, of: request, database: transaction)
+                    })
             }
             results = answers
         }

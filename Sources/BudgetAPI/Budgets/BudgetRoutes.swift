@@ -48,7 +48,10 @@ struct MonthBudgetRoutes: Sendable {
 
     func find(_ request: Request, database: Database) async throws -> Response {
         let (categoryID, month) = try Self.path(request)
-        guard let record = try await database.snapshotJSON(.plain(BudgetQueries.find(categoryID: categoryID, month: month, in: database.ledger), Budgets.shape.record)) else {
+        guard
+            let record = try await database.snapshotJSON(
+                .plain(BudgetQueries.find(categoryID: categoryID, month: month, in: database.ledger), Budgets.shape.record))
+        else {
             throw BudgetError.noBudget(categoryID: categoryID, month: month)
         }
         return .json(record)
@@ -60,8 +63,10 @@ struct MonthBudgetRoutes: Sendable {
         let fields = try BudgetFields(
             try RequestBody.object(request), mode: .complete, categoryIDFromPath: categoryID, monthFromPath: month)
         return try await CategoryChildRoutes<Budgets>.missingCategoryIsNotFound(categoryID) {
-            guard let record = try await database.write(
-                BudgetQueries.set(categoryID: categoryID, month: month, amount: fields.amount, in: database.ledger), rendering: Budgets.shape.record)
+            guard
+                let record = try await database.write(
+                    BudgetQueries.set(categoryID: categoryID, month: month, amount: fields.amount, in: database.ledger),
+                    rendering: Budgets.shape.record)
             else { preconditionFailure("INSERT … ON CONFLICT … RETURNING answered no row") }
             return record.isCreated ? RecordRoutes<Budgets>.created(record) : .json(record.json)
         }
@@ -70,7 +75,10 @@ struct MonthBudgetRoutes: Sendable {
     /// DELETE: the month goes back to the category's amount; answers the budget that was removed.
     func delete(_ request: Request, database: Database) async throws -> Response {
         let (categoryID, month) = try Self.path(request)
-        guard let record = try await database.write(BudgetQueries.delete(categoryID: categoryID, month: month, in: database.ledger), rendering: Budgets.shape.record) else {
+        guard
+            let record = try await database.write(
+                BudgetQueries.delete(categoryID: categoryID, month: month, in: database.ledger), rendering: Budgets.shape.record)
+        else {
             throw BudgetError.noBudget(categoryID: categoryID, month: month)
         }
         return .json(record.json)

@@ -33,7 +33,8 @@ struct CollectionRoutes: Sendable {
             let store = DocumentStore(connection: connection, ledger: database.ledger)
             switch try store.kind(of: name) {
             // A singular resource has no list to query, so list parameters cannot be wrong for it.
-            case .plural: return try CollectionListing(request: request, collection: name, ledger: database.ledger, maxRows: maxRows).start(on: connection)
+            case .plural:
+                return try CollectionListing(request: request, collection: name, ledger: database.ledger, maxRows: maxRows).start(on: connection)
             case .singular: return .answer(.json(try store.singular(name)))
             }
         }
@@ -66,8 +67,10 @@ struct CollectionRoutes: Sendable {
             let store = DocumentStore(connection: connection, ledger: database.ledger)
             try store.requirePlural(name)
             let relations = try store.relations(embeds: asked.embeds, expands: asked.expands, on: name)
-            guard let record = try connection.snapshotJSON(
-                DocumentQueries.find(key, in: name, ledger: database.ledger, with: relations), ledger: database.ledger) else {
+            guard
+                let record = try connection.snapshotJSON(
+                    DocumentQueries.find(key, in: name, ledger: database.ledger, with: relations), ledger: database.ledger)
+            else {
                 throw CollectionError.recordNotFound(collection: name, key: key)
             }
             return .json(record)

@@ -40,22 +40,23 @@ extension DocumentQueries {
     /// A record that already has a member of that name keeps its own: replacing it in place would mean
     /// re-rendering the record, and appending a second one would give the client duplicate keys.
     private static func member(_ relation: DocumentRelation) -> Query {
-        let value: Query = switch relation {
-        case .children(let collection, let field):
-            // Containment, as DELETE finds dependents, so the GIN index answers and 1 and "1" both match.
-            """
-            (SELECT coalesce('[' || string_agg(related.body::text, ',' ORDER BY related.position) || ']', '[]') \
-            FROM documents related WHERE related.ledger_id = d.ledger_id AND related.collection = \(collection) \
-            AND (related.doc @> jsonb_build_object(\(field)::text, d.id) \
-            OR related.doc @> jsonb_build_object(\(field)::text, \(idAsNumberWhenItIsOne))))
-            """
-        case .parent(_, let collection, let field):
-            // ->> gives a number's and a string's text alike, which is how documents.id stores ids.
-            """
-            (SELECT related.body::text FROM documents related \
-            WHERE related.ledger_id = d.ledger_id AND related.collection = \(collection) AND related.id = d.doc ->> \(field)::text)
-            """
-        }
+        let value: Query =
+            switch relation {
+            case .children(let collection, let field):
+                // Containment, as DELETE finds dependents, so the GIN index answers and 1 and "1" both match.
+                """
+                (SELECT coalesce('[' || string_agg(related.body::text, ',' ORDER BY related.position) || ']', '[]') \
+                FROM documents related WHERE related.ledger_id = d.ledger_id AND related.collection = \(collection) \
+                AND (related.doc @> jsonb_build_object(\(field)::text, d.id) \
+                OR related.doc @> jsonb_build_object(\(field)::text, \(idAsNumberWhenItIsOne))))
+                """
+            case .parent(_, let collection, let field):
+                // ->> gives a number's and a string's text alike, which is how documents.id stores ids.
+                """
+                (SELECT related.body::text FROM documents related \
+                WHERE related.ledger_id = d.ledger_id AND related.collection = \(collection) AND related.id = d.doc ->> \(field)::text)
+                """
+            }
         let name = relation.member
         return "CASE WHEN d.doc ? \(name)::text THEN NULL ELSE to_json(\(name)::text)::text || ':' || \(value) END"
     }

@@ -51,8 +51,9 @@ public final class Exporter: ChunkSource, @unchecked Sendable {
         switch sections.removeFirst() {
         case .records(let name, let element, let rows):
             piece += JSONWriter.bytes(.string(name)) + [UInt8(ascii: ":")]
-            let records = ListRows(cursor: try Cursor(Self.cursorName, for: rows, on: connection), element: element,
-                                   opening: [UInt8(ascii: "[")], closing: [UInt8(ascii: "]")] + (sections.isEmpty ? [UInt8(ascii: "}")] : []))
+            let records = ListRows(
+                cursor: try Cursor(Self.cursorName, for: rows, on: connection), element: element,
+                opening: [UInt8(ascii: "[")], closing: [UInt8(ascii: "]")] + (sections.isEmpty ? [UInt8(ascii: "}")] : []))
             current = records
             piece += try records.next(on: connection) ?? []
         case .singular(let name):

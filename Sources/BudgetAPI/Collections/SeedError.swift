@@ -39,7 +39,8 @@ enum SeedPath {
     static let root = "$"
 
     static func member(_ path: String, _ name: String) -> String {
-        let isPlain = !name.isEmpty && name.unicodeScalars.allSatisfy { $0.properties.isAlphabetic || $0 == "_" || ("0"..."9").contains($0) }
+        let isPlain =
+            !name.isEmpty && name.unicodeScalars.allSatisfy { $0.properties.isAlphabetic || $0 == "_" || ("0"..."9").contains($0) }
             && !("0"..."9").contains(name.unicodeScalars.first!)
         return isPlain ? "\(path).\(name)" : "\(path)[\(JSONWriter.string(.string(name)))]"
     }

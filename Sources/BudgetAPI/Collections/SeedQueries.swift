@@ -4,10 +4,11 @@ import Postgres
 enum SeedQueries {
     /// True when the ledger has no typed record and no generic collection.
     static func isEmpty(_ ledger: LedgerID) -> Query {
-        "SELECT " + Query.joined(
-            TypedResources.all.map { "NOT EXISTS (SELECT 1 FROM \($0.table) WHERE \($0.inLedger(ledger)))" }
-                + ["NOT EXISTS (SELECT 1 FROM collections WHERE ledger_id = \(ledger))"],
-            separator: " AND ")
+        "SELECT "
+            + Query.joined(
+                TypedResources.all.map { "NOT EXISTS (SELECT 1 FROM \($0.table) WHERE \($0.inLedger(ledger)))" }
+                    + ["NOT EXISTS (SELECT 1 FROM collections WHERE ledger_id = \(ledger))"],
+                separator: " AND ")
     }
 
     /// Deletes everything a seed defines in the ledger, one bound statement each: the typed tables in reverse

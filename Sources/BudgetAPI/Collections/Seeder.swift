@@ -56,12 +56,13 @@ public enum Seeder {
             var start = 0
             while start < collection.records.count {
                 let batch = collection.records[start..<min(start + batchSize, collection.records.count)]
-                try connection.execute(SeedQueries.insert(
-                    keys: batch.map(\.key),
-                    bodies: batch.map { JSONWriter.string(.object($0.body)) },
-                    into: collection.name,
-                    ledger: ledger
-                ))
+                try connection.execute(
+                    SeedQueries.insert(
+                        keys: batch.map(\.key),
+                        bodies: batch.map { JSONWriter.string(.object($0.body)) },
+                        into: collection.name,
+                        ledger: ledger
+                    ))
                 start += batchSize
             }
         }

@@ -30,7 +30,7 @@ extension APIError {
         case (SQLState.uniqueViolation, "categories_title_unique"):
             self = .conflict(field: "title", detail: "a category with this title already exists (titles are compared ignoring case)")
         case (SQLState.uniqueViolation, "categories_pkey"), (SQLState.uniqueViolation, "transactions_pkey"),
-             (SQLState.uniqueViolation, "budgets_pkey"), (SQLState.uniqueViolation, "accounts_pkey"):
+            (SQLState.uniqueViolation, "budgets_pkey"), (SQLState.uniqueViolation, "accounts_pkey"):
             self = .conflict(field: "id", detail: "this id is already taken")
         case (SQLState.uniqueViolation, "transactions_import_id_unique"):
             // A write that raced another for the same key: the check before each write (TakenKey) names the
@@ -54,7 +54,7 @@ extension APIError {
         case (SQLState.uniqueViolation, "budgets_category_month_unique"):
             self = .conflict(field: "month", detail: "this category already has a budget for this month")
         case (SQLState.foreignKeyViolation, "transactions_category_id_fkey"),
-             (SQLState.foreignKeyViolation, "budgets_category_id_fkey"):
+            (SQLState.foreignKeyViolation, "budgets_category_id_fkey"):
             self = .invalidFields([.init(field: "categoryId", message: "no category has this id")])
         // Accounts (migrations/0018, docs/accounts.md).
         case (SQLState.uniqueViolation, "accounts_name_unique"):

@@ -63,7 +63,8 @@ struct HomePage: Sendable {
     /// The page as UTF-8 HTML, every name and title escaped.
     func render() -> [UInt8] {
         var html = HTMLText(capacity: 4096 + 256 * (resources.count + budgets.count))
-        html.markup("""
+        html.markup(
+            """
             <!doctype html>
             <html lang="en"><head><meta charset="utf-8">
             <meta name="viewport" content="width=device-width, initial-scale=1">

@@ -55,21 +55,23 @@ enum HomeQueries {
             let kind = try row.decode(String.self, at: 0)
             let name = try row.decode(String.self, at: 1)
             if kind == "category" {
-                page.budgets.append(HomePage.Budget(
-                    id: try row.decode(Int64.self, at: 3),
-                    title: name,
-                    budgeted: try row.decode(Numeric.self, at: 4),
-                    carried: try row.decode(Numeric.self, at: 5),
-                    spent: try row.decode(Numeric.self, at: 6),
-                    remaining: try row.decode(Numeric.self, at: 7)
-                ))
+                page.budgets.append(
+                    HomePage.Budget(
+                        id: try row.decode(Int64.self, at: 3),
+                        title: name,
+                        budgeted: try row.decode(Numeric.self, at: 4),
+                        carried: try row.decode(Numeric.self, at: 5),
+                        spent: try row.decode(Numeric.self, at: 6),
+                        remaining: try row.decode(Numeric.self, at: 7)
+                    ))
             } else {
                 let records = try row.decode(Int64.self, at: 2)
-                let resourceKind: HomePage.Resource.Kind = switch kind {
-                case "typed": .typed
-                case "singular": .singular
-                default: .plural
-                }
+                let resourceKind: HomePage.Resource.Kind =
+                    switch kind {
+                    case "typed": .typed
+                    case "singular": .singular
+                    default: .plural
+                    }
                 page.resources.append(HomePage.Resource(name: name, kind: resourceKind, records: records))
             }
         }

@@ -30,8 +30,9 @@ struct AuthRoutes: Sendable {
     /// The user a route needs, or the 401 for a caller who is none (the API token, the drop-in's anyone).
     static func user(_ database: Database) throws -> TokenHolder {
         guard let holder = database.caller.holder else {
-            throw Problem(.unauthorized, detail: "This route needs a user's Authorization: Bearer token.",
-                          headers: ["WWW-Authenticate": "Bearer"])
+            throw Problem(
+                .unauthorized, detail: "This route needs a user's Authorization: Bearer token.",
+                headers: ["WWW-Authenticate": "Bearer"])
         }
         return holder
     }
@@ -64,13 +65,17 @@ struct AuthRoutes: Sendable {
         }
         var ledger: LedgerID?
         if let value = body["ledgerId"], value != .null {
-            if case .number(let text) = value, let id = Int64(text), id > 0 { ledger = LedgerID(id) } else {
+            if case .number(let text) = value, let id = Int64(text), id > 0 {
+                ledger = LedgerID(id)
+            } else {
                 errors.append(.init(field: "ledgerId", message: "must be the id of one of your ledgers"))
             }
         }
         var expiresAt: String?
         if let value = body["expiresAt"], value != .null {
-            if let text = Self.string(value), text.count <= 64, let instant = try? await database.query(HouseholdQueries.futureInstant(text)).first?.column(0) {
+            if let text = Self.string(value), text.count <= 64,
+                let instant = try? await database.query(HouseholdQueries.futureInstant(text)).first?.column(0)
+            {
                 expiresAt = instant
             } else {
                 errors.append(.init(field: "expiresAt", message: "must be a future date-time such as 2030-01-01T00:00:00Z"))
@@ -133,8 +138,9 @@ struct AuthRoutes: Sendable {
             let failures = try await database.query(HouseholdQueries.recentFailures(user: user, window: Self.throttleWindow)).first
             if let count = failures?.column(0).flatMap(Int.init), count >= Self.throttleLimit {
                 let wait = max(1, failures?.column(1).flatMap(Int.init) ?? 1)
-                throw Problem(.tooManyRequests, detail: "too many failed logins for this user; retry later",
-                              headers: Headers([("Retry-After", "\(wait)")]))
+                throw Problem(
+                    .tooManyRequests, detail: "too many failed logins for this user; retry later",
+                    headers: Headers([("Retry-After", "\(wait)")]))
             }
         }
         let isRight = try await hasher.verify(password, against: row?.column(1))

@@ -101,10 +101,11 @@ enum HouseholdQueries {
     // MARK: Tokens
 
     /// A token as its routes answer it (never its digest), from a row of `access_tokens`.
-    static let tokenColumns: Query = SQLFragments.jsonObject(columns: """
-        access_tokens.id, access_tokens.name AS "tokenName", access_tokens.scope, access_tokens.ledger_id AS "ledgerId",
-        \(SQLFragments.timestamp("access_tokens.expires_at")) AS "expiresAt", \(createdAt("access_tokens"))
-        """)
+    static let tokenColumns: Query = SQLFragments.jsonObject(
+        columns: """
+            access_tokens.id, access_tokens.name AS "tokenName", access_tokens.scope, access_tokens.ledger_id AS "ledgerId",
+            \(SQLFragments.timestamp("access_tokens.expires_at")) AS "expiresAt", \(createdAt("access_tokens"))
+            """)
 
     static func insertToken(
         user: Int64, name: String, digest: [UInt8], ledger: LedgerID?, scope: TokenScope, expiresAt: String?
@@ -141,9 +142,10 @@ enum HouseholdQueries {
     // MARK: Ledgers and members
 
     /// A ledger with the caller's role in it, from `ledgers l` joined to the caller's `memberships m`.
-    static let ledgerColumns: Query = SQLFragments.jsonObject(columns: """
-        l.id, l.name, m.role, \(createdAt("l")), \(SQLFragments.timestamp("l.updated_at")) AS "updatedAt"
-        """)
+    static let ledgerColumns: Query = SQLFragments.jsonObject(
+        columns: """
+            l.id, l.name, m.role, \(createdAt("l")), \(SQLFragments.timestamp("l.updated_at")) AS "updatedAt"
+            """)
 
     static func ledgers(user: Int64, pin: LedgerID?) -> Query {
         """
@@ -181,9 +183,10 @@ enum HouseholdQueries {
     }
 
     /// A member as the members routes answer it, from `memberships m` joined to `users u`.
-    static let memberColumns: Query = SQLFragments.jsonObject(columns: """
-        u.id AS "userId", u.name, m.role, \(createdAt("m"))
-        """)
+    static let memberColumns: Query = SQLFragments.jsonObject(
+        columns: """
+            u.id AS "userId", u.name, m.role, \(createdAt("m"))
+            """)
 
     /// `<alias>.created_at` as the answers write times, named `createdAt`.
     private static func createdAt(_ alias: Query) -> Query {

@@ -39,7 +39,8 @@ struct LedgerRoutes: Sendable {
             return id
         }
         cache.changed()
-        var response = Response.json(try await database.query(HouseholdQueries.ledger(ledger, user: holder.userID)).firstJSON() ?? [], status: .created)
+        var response = Response.json(
+            try await database.query(HouseholdQueries.ledger(ledger, user: holder.userID)).firstJSON() ?? [], status: .created)
         response.headers.replaceOrAdd("Location", "\(Self.collection)/\(ledger)")
         return response
     }
@@ -49,7 +50,8 @@ struct LedgerRoutes: Sendable {
     }
 
     private func ledgerJSON(_ database: Database) async throws -> [UInt8] {
-        let query = database.caller.holder.map { HouseholdQueries.ledger(database.ledger, user: $0.userID) }
+        let query =
+            database.caller.holder.map { HouseholdQueries.ledger(database.ledger, user: $0.userID) }
             ?? HouseholdQueries.ledgerAsOwner(database.ledger)
         guard let json = try await database.query(query).firstJSON() else { throw Access.noSuchLedger }
         return json

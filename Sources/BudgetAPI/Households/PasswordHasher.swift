@@ -46,7 +46,8 @@ final class PasswordHasher: Sendable {
         let salt = (0..<Self.saltBytes).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
         let parameters = Parameters(logN: logN, r: Self.blockSize, p: Self.parallelism)
         let derived = try await derive(password, salt: salt, parameters: parameters)
-        return "$scrypt$ln=\(parameters.logN),r=\(parameters.r),p=\(parameters.p)$\(Data(salt).base64EncodedString())$\(Data(derived).base64EncodedString())"
+        return
+            "$scrypt$ln=\(parameters.logN),r=\(parameters.r),p=\(parameters.p)$\(Data(salt).base64EncodedString())$\(Data(derived).base64EncodedString())"
     }
 
     /// Whether `password` is the one `stored` was made from; with no stored hash (an unknown user) it checks
@@ -55,7 +56,9 @@ final class PasswordHasher: Sendable {
         let target: String
         if let stored { target = stored } else { target = try await dummyHash() }
         guard let parsed = Self.parse(target) else {
-            _ = try await derive(password, salt: Array(repeating: 0, count: Self.saltBytes), parameters: Parameters(logN: logN, r: Self.blockSize, p: Self.parallelism))
+            _ = try await derive(
+                password, salt: Array(repeating: 0, count: Self.saltBytes), parameters: Parameters(logN: logN, r: Self.blockSize, p: Self.parallelism)
+            )
             return false
         }
         let derived = try await derive(password, salt: parsed.salt, parameters: parsed.parameters)
@@ -85,25 +88,28 @@ final class PasswordHasher: Sendable {
             values[String(kv[0])] = value
         }
         guard let logN = values["ln"], let r = values["r"], let p = values["p"], (1...24).contains(logN), (1...32).contains(r),
-              (1...16).contains(p), let salt = Data(base64Encoded: String(parts[3])),
-              let hash = Data(base64Encoded: String(parts[4])), !hash.isEmpty else { return nil }
+            (1...16).contains(p), let salt = Data(base64Encoded: String(parts[3])),
+            let hash = Data(base64Encoded: String(parts[4])), !hash.isEmpty
+        else { return nil }
         return (Parameters(logN: logN, r: r, p: p), Array(salt), Array(hash))
     }
 
     private func derive(_ password: String, salt: [UInt8], parameters: Parameters) async throws -> [UInt8] {
         guard await acquire() else {
-            throw Problem(.serviceUnavailable, detail: "too many logins at once; retry shortly",
-                          headers: Headers([("Retry-After", "1")]))
+            throw Problem(
+                .serviceUnavailable, detail: "too many logins at once; retry shortly",
+                headers: Headers([("Retry-After", "1")]))
         }
         defer { release() }
         return try await withCheckedThrowingContinuation { continuation in
             DispatchQueue.global(qos: .userInitiated).async {
-                continuation.resume(with: Result {
-                    let key = try KDF.Scrypt.deriveKey(
-                        from: Array(password.utf8), salt: salt, outputByteCount: Self.hashBytes,
-                        rounds: 1 << parameters.logN, blockSize: parameters.r, parallelism: parameters.p)
-                    return key.withUnsafeBytes { Array($0) }
-                })
+                continuation.resume(
+                    with: Result {
+                        let key = try KDF.Scrypt.deriveKey(
+                            from: Array(password.utf8), salt: salt, outputByteCount: Self.hashBytes,
+                            rounds: 1 << parameters.logN, blockSize: parameters.r, parallelism: parameters.p)
+                        return key.withUnsafeBytes { Array($0) }
+                    })
             }
         }
     }

@@ -30,7 +30,8 @@ struct Idempotency: Sendable {
     ) async throws -> Response {
         try await purger.purgeIfDue(in: database)
         return try await database.withinTransaction(commitIf: { $0.status.isSuccess }) { transaction in
-            let claim = try StoredAnswer.Claim(try await transaction.query(IdempotencyQueries.claim(key, fingerprint: fingerprint, in: transaction.ledger))[0])
+            let claim = try StoredAnswer.Claim(
+                try await transaction.query(IdempotencyQueries.claim(key, fingerprint: fingerprint, in: transaction.ledger))[0])
             switch claim {
             case .busy:
                 throw IdempotencyError.inProgress(key)
@@ -43,9 +44,10 @@ struct Idempotency: Sendable {
                 let response = try await execute(transaction)
                 guard response.status.isSuccess else { return response }
                 let answer = StoredAnswer(response)
-                _ = try await transaction.query(IdempotencyQueries.store(
-                    key, fingerprint: fingerprint, status: answer.status, headers: answer.headersJSON, body: answer.body,
-                    in: transaction.ledger))
+                _ = try await transaction.query(
+                    IdempotencyQueries.store(
+                        key, fingerprint: fingerprint, status: answer.status, headers: answer.headersJSON, body: answer.body,
+                        in: transaction.ledger))
                 return response
             }
         }

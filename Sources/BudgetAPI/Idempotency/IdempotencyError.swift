@@ -12,8 +12,9 @@ enum IdempotencyError: ProblemConvertible {
     var problem: Problem {
         switch self {
         case .malformedKey(let detail):
-            return Problem(.badRequest, detail: "malformed \(IdempotencyKey.headerName): \(detail)",
-                           errors: [.init(field: IdempotencyKey.headerName, message: detail)])
+            return Problem(
+                .badRequest, detail: "malformed \(IdempotencyKey.headerName): \(detail)",
+                errors: [.init(field: IdempotencyKey.headerName, message: detail)])
         case .inProgress(let key):
             return Problem(
                 .conflict,

@@ -27,7 +27,8 @@ struct CSVReader {
         var message: String {
             switch self {
             case .unterminatedQuote: "a quoted cell opened on this line never closes (a \" is missing)"
-            case .textAfterQuote: "a quoted cell must end at its closing quote, followed by the delimiter or the line's end (write a \" inside it as \"\")"
+            case .textAfterQuote:
+                "a quoted cell must end at its closing quote, followed by the delimiter or the line's end (write a \" inside it as \"\")"
             case .notUTF8: "the line is not valid UTF-8; save the file as UTF-8"
             case .nul: "the line holds a NUL byte, which cannot be stored"
             }

@@ -47,7 +47,8 @@ struct StatementFormat: Sendable, Equatable {
         // Names starting with `_` are the server's own, such as `_delay` (docs/json-server.md).
         for (name, value) in query where !name.hasPrefix("_") {
             guard Self.parameterNames.contains(name) else {
-                throw APIError.invalidParameter(name, "is not a parameter of an import; known: \(Self.parameterNames.sorted().joined(separator: ", "))")
+                throw APIError.invalidParameter(
+                    name, "is not a parameter of an import; known: \(Self.parameterNames.sorted().joined(separator: ", "))")
             }
             guard seen.insert(name).inserted else { throw APIError.invalidParameter(name, "is given twice") }
             switch name {
@@ -76,7 +77,10 @@ struct StatementFormat: Sendable, Equatable {
                 isDryRun = value == "true"
             case "amounts":
                 guard let sense = AmountSense(rawValue: value) else {
-                    throw APIError.invalidParameter(name, "must be bank (money out is negative, as banks write it) or budget (money spent is positive, as this API and its CSV export write it)")
+                    throw APIError.invalidParameter(
+                        name,
+                        "must be bank (money out is negative, as banks write it) or budget (money spent is positive, as this API and its CSV export write it)"
+                    )
                 }
                 amountSense = sense
             default:
@@ -90,15 +94,19 @@ struct StatementFormat: Sendable, Equatable {
         for pair in value.split(separator: ",", omittingEmptySubsequences: false) {
             let parts = pair.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)
             guard parts.count == 2, let member = Self.memberNames.first(where: { $0.lowercased() == parts[0].lowercased() }),
-                  !parts[1].trimmed.isEmpty
+                !parts[1].trimmed.isEmpty
             else {
-                throw APIError.invalidParameter("columns", "must list member:Header pairs separated by commas, e.g. date:Buchungstag,amount:Betrag; members are \(Self.memberNames.joined(separator: ", "))")
+                throw APIError.invalidParameter(
+                    "columns",
+                    "must list member:Header pairs separated by commas, e.g. date:Buchungstag,amount:Betrag; members are \(Self.memberNames.joined(separator: ", "))"
+                )
             }
             headerNames[member] = parts[1].trimmed.lowercased()
             namesFlowColumns = namesFlowColumns || Self.flowMembers.contains(member)
         }
         if namesFlowColumns, value.split(separator: ",").contains(where: { $0.lowercased().hasPrefix("amount:") }) {
-            throw APIError.invalidParameter("columns", "names amount and outflow or inflow: a statement has one signed amount column or an outflow and an inflow column")
+            throw APIError.invalidParameter(
+                "columns", "names amount and outflow or inflow: a statement has one signed amount column or an outflow and an inflow column")
         }
     }
 
@@ -129,7 +137,8 @@ struct StatementFormat: Sendable, Equatable {
             for member in missing {
                 let header = headerNames[member]!
                 let alternative = member == "amount" ? " (nor \"outflow\" and \"inflow\" columns)" : ""
-                errors.add(line: 1, column: member, "the header has no column \"\(header)\"" + (header == member ? alternative : " (named by ?columns=)"))
+                errors.add(
+                    line: 1, column: member, "the header has no column \"\(header)\"" + (header == member ? alternative : " (named by ?columns=)"))
             }
             throw errors
         }
@@ -156,7 +165,8 @@ struct StatementFormat: Sendable, Equatable {
         func groupsThousands(_ group: Substring, isLast: Bool) -> Bool {
             group.prefix { $0.isASCIIDigit }.count == 3 && (group.count == 3 || (isLast && group.dropFirst(3).first == ","))
         }
-        let dotsGroupThousands = !afterDots.isEmpty
+        let dotsGroupThousands =
+            !afterDots.isEmpty
             && afterDots.enumerated().allSatisfy { index, group in groupsThousands(group, isLast: index == afterDots.count - 1) }
         if text.contains(",") {
             guard afterDots.isEmpty || dotsGroupThousands else { return nil }
@@ -215,7 +225,8 @@ struct DateFormat: Sendable, Equatable {
                 rest = rest.dropFirst(digits.count)
                 switch piece {
                 case .year: guard digits.count == 4 else { return nil }; year = String(digits)
-                case .month: guard (1...2).contains(digits.count) else { return nil }; month = String(repeating: "0", count: 2 - digits.count) + digits
+                case .month:
+                    guard (1...2).contains(digits.count) else { return nil }; month = String(repeating: "0", count: 2 - digits.count) + digits
                 default: guard (1...2).contains(digits.count) else { return nil }; day = String(repeating: "0", count: 2 - digits.count) + digits
                 }
             }

@@ -49,7 +49,8 @@ struct StatementImport: Sendable {
         }
         guard errors.isEmpty else { throw errors }
         if let accountID = format.accountID,
-           try await !database.query("SELECT \(AccountQueries.exists(id: accountID, in: database.ledger))")[0].decode(Bool.self, at: 0) {
+            try await !database.query("SELECT \(AccountQueries.exists(id: accountID, in: database.ledger))")[0].decode(Bool.self, at: 0)
+        {
             try missingAccount()
         }
         guard count > 0 else { return ImportOutcome(isDryRun: rows.format.isDryRun).response }
@@ -62,8 +63,10 @@ struct StatementImport: Sendable {
             var batch = ImportBatch()
             let run = { (batch: ImportBatch, outcome: inout ImportOutcome) throws in
                 if outcome.isDryRun {
-                    try outcome.add(batch, existing: connection.query(
-                        ImportQueries.existing(batch.importIDs, account: format.accountID, in: database.ledger)))
+                    try outcome.add(
+                        batch,
+                        existing: connection.query(
+                            ImportQueries.existing(batch.importIDs, account: format.accountID, in: database.ledger)))
                 } else {
                     try outcome.add(batch, inserted: connection.query(ImportQueries.insert(batch, account: format.accountID, in: database.ledger)))
                 }
@@ -89,10 +92,11 @@ struct StatementImport: Sendable {
             guard let category = row.category else { return }
             let index = categories.insert(category)
             guard resolved.ids[index] == nil else { return }
-            let message = switch category {
-            case .id(let id): "no category has the id \(id)"
-            case .name(let name): "no category has the id or title \(name.debugDescription)"
-            }
+            let message =
+                switch category {
+                case .id(let id): "no category has the id \(id)"
+                case .name(let name): "no category has the id or title \(name.debugDescription)"
+                }
             errors.add(line: row.line, column: "category", message)
         }
         return errors
@@ -105,7 +109,9 @@ struct StatementImport: Sendable {
             if let charset = request.headers["Content-Type"]?.charset, charset != "utf-8", charset != "us-ascii" {
                 throw APIError.unsupportedMediaType(received: "text/csv; charset=\(charset)", accepted: ["text/csv (UTF-8)", RequestBody.json])
             }
-            guard !request.body.isEmpty else { throw APIError.malformedBody("the request body is empty; send the statement's CSV, its first line naming the columns") }
+            guard !request.body.isEmpty else {
+                throw APIError.malformedBody("the request body is empty; send the statement's CSV, its first line naming the columns")
+            }
             return StatementRows(csv: request.body, format: format)
         case RequestBody.json?:
             guard case .array(let elements) = try RequestBody.parse(request) else {
@@ -266,12 +272,13 @@ enum CategoryNames {
             let id = try row.decode(Int64.self, at: 0)
             if let name = try row.decode(String?.self, at: 1) { byName[name] = id } else { existing.insert(id) }
         }
-        return ResolvedCategories(ids: references.all.map { reference in
-            switch reference {
-            case .id(let id): existing.contains(id) ? id : nil
-            case .name(let name): Int64(name.trimmed).flatMap { existing.contains($0) ? $0 : nil } ?? byName[name]
-            }
-        })
+        return ResolvedCategories(
+            ids: references.all.map { reference in
+                switch reference {
+                case .id(let id): existing.contains(id) ? id : nil
+                case .name(let name): Int64(name.trimmed).flatMap { existing.contains($0) ? $0 : nil } ?? byName[name]
+                }
+            })
     }
 }
 

@@ -64,7 +64,7 @@ struct StatementRows: Sendable {
     static func undefused(_ cell: String) -> String {
         let utf8 = cell.utf8
         guard utf8.first == UInt8(ascii: "'"), let first = utf8.drop(while: { $0 == UInt8(ascii: "'") }).first,
-              CSVText.formulaTriggers.contains(first)
+            CSVText.formulaTriggers.contains(first)
         else { return cell }
         return String(cell.dropFirst())
     }
@@ -267,8 +267,9 @@ private struct Reading {
         let amount = sense == .bank ? -written : written
         let note: String? = if case .some(.some(let text)) = fields.note { text } else { nil }
         let payee: String? = if case .some(.some(let text)) = fields.payee { text } else { nil }
-        try body(StatementRows.Row(
-            line: line, category: category, title: title, amount: amount, day: day, note: note, payee: payee, importID: importID))
+        try body(
+            StatementRows.Row(
+                line: line, category: category, title: title, amount: amount, day: day, note: note, payee: payee, importID: importID))
     }
 
     private mutating func categoryReference(_ members: JSONObject, line: Int) -> StatementRows.CategoryReference? {

@@ -54,7 +54,8 @@ enum ColumnConditions {
         case .date:
             isValid = CalendarDay(raw) != nil
         case .timestamp:
-            isValid = CalendarDay(String(raw.prefix(10))) != nil
+            isValid =
+                CalendarDay(String(raw.prefix(10))) != nil
                 && raw.wholeMatch(of: /\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?(Z|[+-]\d{2}(:?\d{2})?)?)?/) != nil
         case .boolean:
             isValid = raw == "true" || raw == "false"

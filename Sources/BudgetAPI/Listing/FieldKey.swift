@@ -25,7 +25,8 @@ struct FieldKey: Sendable, Equatable {
             path = try Self.path(String(name[..<colon]), parameter: name)
             operatorName = op.isEmpty ? "eq" : op
         } else if let underscore = name.lastIndex(of: "_"), underscore != name.startIndex,
-                  case let op = String(name[name.index(after: underscore)...]), Self.operatorNames.contains(op) {
+            case let op = String(name[name.index(after: underscore)...]), Self.operatorNames.contains(op)
+        {
             // json-server 0.17 (`_gte`, `_lte`, `_ne`, `_like`) and 1.x's compatibility spelling of every operator.
             path = try Self.path(String(name[..<underscore]), parameter: name)
             operatorName = op

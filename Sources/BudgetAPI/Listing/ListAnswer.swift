@@ -133,10 +133,11 @@ struct ListAnswer: Sendable {
 
     /// The statement `start`'s cursor reads the records with, given the `total` its header counted.
     func rowsStatement(_ target: ListTarget, total: Int) -> Query {
-        let columns: Query = switch target.element {
-        case .plain(let record): record.columns
-        case .rendered(let element): "(\(element))::text"
-        }
+        let columns: Query =
+            switch target.element {
+            case .plain(let record): record.columns
+            case .rendered(let element): "(\(element))::text"
+            }
         return plan.selectCursorRows(
             columns: columns, from: target.source, scope: target.scope, tieBreak: target.tieBreak, offset: plan.offset(total: total))
     }
@@ -263,7 +264,8 @@ extension Database {
     /// is read through a cursor on the stream pool and streamed when it is large (`streamedAnswer`).
     func list(_ answer: ListAnswer, _ target: ListTarget) async throws -> Response {
         if case .plain(let record) = target.element, !answer.plan.usesPatterns, !isInTransaction, target.lookup == nil || answer.format != .csv,
-           let response = try answer.probed(await query(answer.probeStatement(record, target)), record, target) {
+            let response = try answer.probed(await query(answer.probeStatement(record, target)), record, target)
+        {
             return response
         }
         return try await streamedAnswer { connection in try answer.start(target, on: connection) }
@@ -272,8 +274,10 @@ extension Database {
     /// Answers a typed list of `source`'s records within its scope (its ledger's) and `scope` (see the other `list`).
     func list(_ answer: ListAnswer, from source: ListSource, scope: Query? = nil, owner: ListOwner? = nil) async throws -> Response {
         let rows: Query = scope.map { "\(source.scope) AND (\($0))" } ?? source.scope
-        return try await list(answer, ListTarget(
-            element: source.element, source: source.from, scope: rows, ledger: ledger, tieBreak: source.tieBreak, owner: owner,
-            lookup: source.lookup))
+        return try await list(
+            answer,
+            ListTarget(
+                element: source.element, source: source.from, scope: rows, ledger: ledger, tieBreak: source.tieBreak, owner: owner,
+                lookup: source.lookup))
     }
 }

@@ -43,11 +43,12 @@ struct ListPlan: Sendable {
         self.condition = condition
         self.usesPatterns = usesPatterns
         sortItems = try query.sort.map { key -> SortItem in
-            let expression: Query = switch try catalog.field(key.path) {
-            case .column(let sql, _): sql
-            // jsonb ordering compares numbers numerically and strings as text, so views=9 sorts before views=10.
-            case .document(let column, let path): "(\(column) #> \(path)::text[])"
-            }
+            let expression: Query =
+                switch try catalog.field(key.path) {
+                case .column(let sql, _): sql
+                // jsonb ordering compares numbers numerically and strings as text, so views=9 sorts before views=10.
+                case .document(let column, let path): "(\(column) #> \(path)::text[])"
+                }
             return SortItem(expression: expression, isDescending: key.isDescending)
         }
         pagination = query.pagination

@@ -38,7 +38,8 @@ enum WhereClause {
             } else {
                 let unknown = members.names.filter { !FieldKey.operatorNames.contains($0) }
                 throw APIError.malformedQuery(
-                    "_where: unknown operator '\(unknown[0])' at \(describe(memberPath)); known operators: \(FieldKey.operatorNames.joined(separator: ", "))")
+                    "_where: unknown operator '\(unknown[0])' at \(describe(memberPath)); known operators: \(FieldKey.operatorNames.joined(separator: ", "))"
+                )
             }
         }
         return parts.count == 1 ? parts[0] : .all(parts)
@@ -48,12 +49,13 @@ enum WhereClause {
         guard case .array(let branches) = value, !branches.isEmpty else {
             throw APIError.malformedQuery("_where: \"or\" must be a non-empty array of objects")
         }
-        return .any(try branches.map { branch in
-            guard case .object(let object) = branch else {
-                throw APIError.malformedQuery("_where: every branch of \"or\" must be an object; one was \(branch.typeName)")
-            }
-            return try filter(object, path: path)
-        })
+        return .any(
+            try branches.map { branch in
+                guard case .object(let object) = branch else {
+                    throw APIError.malformedQuery("_where: every branch of \"or\" must be an object; one was \(branch.typeName)")
+                }
+                return try filter(object, path: path)
+            })
     }
 
     private static func comparison(op: String, value: JSONValue, path: [String]) throws -> Filter {

@@ -45,7 +45,8 @@ struct MonthRange: Sendable, Equatable {
         let first = try month("from"), last = try month("to")
         guard first <= last else { throw APIError.invalidParameter("from", "must not be after to (\(first) is after \(last))") }
         guard last.index - first.index < Self.maximumMonths else {
-            throw APIError.invalidParameter("to", "a range holds at most \(Self.maximumMonths) months; \(first) to \(last) holds \(last.index - first.index + 1)")
+            throw APIError.invalidParameter(
+                "to", "a range holds at most \(Self.maximumMonths) months; \(first) to \(last) holds \(last.index - first.index + 1)")
         }
         (self.first, self.last) = (first, last)
     }

@@ -22,7 +22,10 @@ struct MetricsRoutes: Sendable {
     private let longPollWaiters: CoreMetrics.Gauge
 
     /// - Parameter pools: each pool with the prefix of its gauges, e.g. `db_pool`.
-    init(registry: PrometheusCollectorRegistry, factory: any MetricsFactory, pools: [(prefix: String, pool: ConnectionPool)], notifications: Notifications) {
+    init(
+        registry: PrometheusCollectorRegistry, factory: any MetricsFactory, pools: [(prefix: String, pool: ConnectionPool)],
+        notifications: Notifications
+    ) {
         self.registry = registry
         self.pools = pools.map { PoolGauges(prefix: $0.prefix, pool: $0.pool, factory: factory) }
         self.notifications = notifications

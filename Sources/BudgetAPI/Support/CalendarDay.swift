@@ -16,7 +16,7 @@ struct CalendarDay: Equatable {
             return value
         }
         guard let year = number(0..<4), let month = number(5..<7), let day = number(8..<10),
-              year >= 1, (1...12).contains(month), day >= 1, day <= Self.daysIn(month: month, year: year)
+            year >= 1, (1...12).contains(month), day >= 1, day <= Self.daysIn(month: month, year: year)
         else { return nil }
         (self.year, self.month, self.day) = (year, month, day)
     }

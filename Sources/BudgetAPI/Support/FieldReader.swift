@@ -43,9 +43,11 @@ struct FieldReader {
             return nil
         }
         guard range.contains(text.unicodeScalars.count) else {
-            fail(name, range.lowerBound > 0
-                ? "must be \(range.lowerBound) to \(range.upperBound) characters long"
-                : "must be at most \(range.upperBound) characters long")
+            fail(
+                name,
+                range.lowerBound > 0
+                    ? "must be \(range.lowerBound) to \(range.upperBound) characters long"
+                    : "must be at most \(range.upperBound) characters long")
             return nil
         }
         return text

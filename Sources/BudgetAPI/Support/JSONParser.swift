@@ -52,7 +52,7 @@ public struct JSONParser {
     private mutating func expectLiteral(_ literal: StaticString) throws(Failure) {
         let expected = UnsafeBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount)
         guard bytes.count - position >= expected.count,
-              bytes[position..<position + expected.count].elementsEqual(expected)
+            bytes[position..<position + expected.count].elementsEqual(expected)
         else { throw failure("invalid literal") }
         position += expected.count
     }

@@ -5,7 +5,8 @@ enum PathSegment {
     static func encoding(_ text: String) -> String {
         var encoded = ""
         for byte in text.utf8 {
-            let isUnreserved = (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte)
+            let isUnreserved =
+                (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte)
                 || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
                 || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
                 || [UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~")].contains(byte)

@@ -55,14 +55,16 @@ struct PlainRecord: Sendable {
 
     init(_ members: [RecordField]) {
         columns = Query.joined(members.map(\.sql), separator: ", ")
-        renderedColumns = Query.joined(members.map { member in
-            let value: Query = switch member.type {
-            case .timestamp: SQLFragments.timestamp(member.sql)
-            case .month: "to_char(\(member.sql), 'YYYY-MM')"
-            default: member.sql
-            }
-            return "\(value) AS \(Query(identifier: member.name))"
-        }, separator: ", ")
+        renderedColumns = Query.joined(
+            members.map { member in
+                let value: Query =
+                    switch member.type {
+                    case .timestamp: SQLFragments.timestamp(member.sql)
+                    case .month: "to_char(\(member.sql), 'YYYY-MM')"
+                    default: member.sql
+                    }
+                return "\(value) AS \(Query(identifier: member.name))"
+            }, separator: ", ")
         kinds = members.map { Kind($0.type) }
         prefixes = members.enumerated().map { index, member in
             Array((index == 0 ? "{" : ",").utf8) + JSONWriter.bytes(.string(member.name)) + [UInt8(ascii: ":")]

@@ -65,7 +65,8 @@ struct RecordRoutes<Resource: TypedResource>: Sendable {
         guard invalid.isEmpty else { throw APIError.invalidFields(invalid) }
         guard isArray else {
             try await refuseTakenKey(allFields[0], excluding: nil, database: database)
-            guard let record = try await database.write(Resource.insert(allFields[0], context: context(database)), rendering: Resource.shape.record) else {
+            guard let record = try await database.write(Resource.insert(allFields[0], context: context(database)), rendering: Resource.shape.record)
+            else {
                 preconditionFailure("INSERT … RETURNING answered no row")
             }
             return Self.created(record)
@@ -90,7 +91,10 @@ struct RecordRoutes<Resource: TypedResource>: Sendable {
         try checkBodyID(Resource.id(of: fields), matches: id)
         if let problem = Self.idOutsideSharedSpace(id, caller: database.caller, field: "id") { throw APIError.invalidFields([problem]) }
         try await refuseTakenKey(fields, excluding: id, database: database)
-        guard let record = try await database.write(Resource.replace(id: id, with: fields, context: context(database)), rendering: Resource.shape.record) else {
+        guard
+            let record = try await database.write(
+                Resource.replace(id: id, with: fields, context: context(database)), rendering: Resource.shape.record)
+        else {
             preconditionFailure("INSERT … ON CONFLICT … RETURNING answered no row")
         }
         return record.isCreated ? Self.created(record) : .json(record.json)
@@ -103,7 +107,8 @@ struct RecordRoutes<Resource: TypedResource>: Sendable {
         let fields = try Resource.fields(from: members, mode: .partial, fieldPrefix: "")
         try checkBodyID(Resource.id(of: fields), matches: id)
         try await refuseTakenKey(fields, excluding: id, database: database)
-        guard let record = try await database.write(Resource.update(id: id, with: fields, in: database.ledger), rendering: Resource.shape.record) else {
+        guard let record = try await database.write(Resource.update(id: id, with: fields, in: database.ledger), rendering: Resource.shape.record)
+        else {
             throw APIError.notFound(resource: Resource.recordName, id: id)
         }
         return .json(record.json)

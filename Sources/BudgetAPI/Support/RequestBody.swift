@@ -21,7 +21,7 @@ enum RequestBody {
         // end at the NUL and store a cut string. Refused here, where the field can be named.
         if let field = value.pathHoldingNUL() {
             throw APIError.invalidFields([
-                .init(field: field, message: "must not contain the character U+0000 (\\u0000), which cannot be stored"),
+                .init(field: field, message: "must not contain the character U+0000 (\\u0000), which cannot be stored")
             ])
         }
         return value

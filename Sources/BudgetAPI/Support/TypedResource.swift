@@ -114,7 +114,8 @@ extension TypedResource {
 
     /// A list request's answer and the source it reads: `csvListSource` when `Accept` chose CSV.
     static func listAnswer(for request: Request, context: RecordContext, maxRows: Int?) throws -> (answer: ListAnswer, source: ListSource) {
-        let source = ListFormat(request, among: listFormats) == .csv
+        let source =
+            ListFormat(request, among: listFormats) == .csv
             ? try csvListSource(for: request, context: context) : try listSource(for: request, context: context)
         return (try ListAnswer(request: request, source: source, maxRows: maxRows, formats: listFormats), source)
     }

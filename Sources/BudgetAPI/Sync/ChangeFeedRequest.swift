@@ -46,7 +46,8 @@ struct ChangeFeedRequest: Sendable, Equatable {
     /// Digits only: no sign, no spaces, no fraction; nil also when it overflows a bigint.
     private static func nonNegativeInteger(_ text: String) -> Int64? {
         guard !text.isEmpty, text.utf8.count <= 19,
-              text.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }) else { return nil }
+            text.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) })
+        else { return nil }
         return Int64(text)
     }
 }

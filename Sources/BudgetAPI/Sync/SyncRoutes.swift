@@ -29,8 +29,9 @@ struct SyncRoutes: Sendable {
     init(pool: ConnectionPool, tombstoneRetention: Duration, logger: Logger) {
         catchUpTimeout = pool.configuration.checkoutTimeout * 2
         // A window shorter than an hour (tests, a tiny --tombstone-retention) purges that much more often.
-        purger = PeriodicPurge(statement: ChangeFeedQueries.purge(retention: tombstoneRetention),
-                               interval: min(.seconds(3600), tombstoneRetention))
+        purger = PeriodicPurge(
+            statement: ChangeFeedQueries.purge(retention: tombstoneRetention),
+            interval: min(.seconds(3600), tombstoneRetention))
         let notifications = Notifications(
             url: pool.configuration.url, channel: Self.channel, logger: logger, topics: ChangeNotice.ledgers(in:))
         self.notifications = notifications
@@ -99,8 +100,9 @@ enum SyncError: ProblemConvertible {
     var problem: Problem {
         switch self {
         case .unknownCollection(let name):
-            return Problem(.notFound, detail: "there is no collection named \(name) in the change feed",
-                           errors: [.init(field: "collection", message: "unknown collection")])
+            return Problem(
+                .notFound, detail: "there is no collection named \(name) in the change feed",
+                errors: [.init(field: "collection", message: "unknown collection")])
         case .sinceTooOld(let since, let purgedThrough):
             // The client cannot catch up from the feed; it must load the lists again (docs/sync.md).
             return Problem(

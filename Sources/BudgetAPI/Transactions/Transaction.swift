@@ -45,7 +45,8 @@ struct TransactionFields: Sendable {
         if mode.isComplete {
             // Without an account a transaction counts in its category alone, so it needs one (docs/accounts.md).
             if !reader.has("categoryId"), categoryIDFromPath == nil, accountIDFromPath == nil,
-               !reader.has("accountId") || reader.isNull("accountId") {
+                !reader.has("accountId") || reader.isNull("accountId")
+            {
                 reader.fail("categoryId", "is required unless the transaction has an accountId")
             }
             reader.require("title")
@@ -72,30 +73,33 @@ enum TransactionRecord {
     static let importIDTaken = "a transaction with this importId already exists (Location names it); a deleted one frees it"
 
     /// A transaction row `t`, each member declared once, in the JSON's order (README, "A walk through with curl").
-    static let shape = RecordShape(recordName: "transaction", fields: [
-        RecordField("id", "t.id", .integer, .stored),
-        RecordField("categoryId", "t.category_id", .integer, .stored),
-        RecordField("title", "t.title", .text, .stored, isSearchable: true),
-        // json-server's q looks in strings and numbers; amounts are searchable as their text, e.g. q=12.50.
-        RecordField("amount", "t.amount", .money, .stored, isSearchable: true),
-        RecordField("date", "t.date", .date, .stored),
-        RecordField("note", "t.note", .text, .stored, isSearchable: true),
-        RecordField("importId", "t.import_id", .text, .stored),
-        RecordField("accountId", "t.account_id", .integer, .stored),
-        RecordField("cleared", "t.cleared", .text, .stored),
-        RecordField("payee", "t.payee", .text, .stored, isSearchable: true),
-        RecordField("transferId", "t.transfer_id", .integer, .kept),
-        RecordField("createdAt", "t.created_at", .timestamp, .kept),
-        RecordField("updatedAt", "t.updated_at", .timestamp, .kept),
-        RecordField("version", "t.version", .integer, .kept),
-    ])
+    static let shape = RecordShape(
+        recordName: "transaction",
+        fields: [
+            RecordField("id", "t.id", .integer, .stored),
+            RecordField("categoryId", "t.category_id", .integer, .stored),
+            RecordField("title", "t.title", .text, .stored, isSearchable: true),
+            // json-server's q looks in strings and numbers; amounts are searchable as their text, e.g. q=12.50.
+            RecordField("amount", "t.amount", .money, .stored, isSearchable: true),
+            RecordField("date", "t.date", .date, .stored),
+            RecordField("note", "t.note", .text, .stored, isSearchable: true),
+            RecordField("importId", "t.import_id", .text, .stored),
+            RecordField("accountId", "t.account_id", .integer, .stored),
+            RecordField("cleared", "t.cleared", .text, .stored),
+            RecordField("payee", "t.payee", .text, .stored, isSearchable: true),
+            RecordField("transferId", "t.transfer_id", .integer, .kept),
+            RecordField("createdAt", "t.created_at", .timestamp, .kept),
+            RecordField("updatedAt", "t.updated_at", .timestamp, .kept),
+            RecordField("version", "t.version", .integer, .kept),
+        ])
 
     /// A transaction's CSV row (docs/api.md, CSV): its members with `category`, its category's title, right
     /// after `categoryId`, so that an exported file imports into another database by title. The row holds the
     /// category's id there too; `categoryTitles` puts the title in its place.
-    static let csvRecord = PlainRecord(shape.fields.flatMap { field in
-        field.name == "categoryId" ? [field, RecordField("category", field.sql, .integer, .derived)] : [field]
-    })
+    static let csvRecord = PlainRecord(
+        shape.fields.flatMap { field in
+            field.name == "categoryId" ? [field, RecordField("category", field.sql, .integer, .derived)] : [field]
+        })
 
     /// Every category's title of the ledger by id, read once per CSV answer (`CellLookup`) for `csvRecord`'s
     /// `category`.

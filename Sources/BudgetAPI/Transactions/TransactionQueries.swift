@@ -50,8 +50,10 @@ enum TransactionQueries {
         if fields.cleared != nil { kept.append("cleared = excluded.cleared") }
         if fields.payee != nil { kept.append("payee = excluded.payee") }
         let assignments = Query.joined(
-            ["category_id = excluded.category_id, title = excluded.title, amount = excluded.amount, date = excluded.date",
-             "note = excluded.note"] + kept + ["version = existing.version + 1, updated_at = now()"],
+            [
+                "category_id = excluded.category_id, title = excluded.title, amount = excluded.amount, date = excluded.date",
+                "note = excluded.note",
+            ] + kept + ["version = existing.version + 1, updated_at = now()"],
             separator: ", ")
         return """
             WITH t AS (

@@ -45,11 +45,12 @@ struct Transactions: CategoryChild {
         guard case .some(.some(let importID)) = fields.importID else { return nil }
         // Import ids are unique per account (migrations/0018): the holder is in the account the write leaves
         // the record in, which a write that does not name one keeps.
-        let account: Query = switch (fields.accountID, id) {
-        case (.some(let accountID), _): "\(accountID)::bigint"
-        case (nil, let id?): "(SELECT s.account_id FROM transactions s WHERE s.ledger_id = \(ledger) AND s.id = \(id))"
-        case (nil, nil): "NULL::bigint"
-        }
+        let account: Query =
+            switch (fields.accountID, id) {
+            case (.some(let accountID), _): "\(accountID)::bigint"
+            case (nil, let id?): "(SELECT s.account_id FROM transactions s WHERE s.ledger_id = \(ledger) AND s.id = \(id))"
+            case (nil, nil): "NULL::bigint"
+            }
         return TakenKey(
             field: "importId", detail: TransactionRecord.importIDTaken,
             holder: """

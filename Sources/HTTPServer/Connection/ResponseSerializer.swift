@@ -22,7 +22,8 @@ enum ResponseSerializer {
         precondition(!isHTTP10 || !keepAlive, "a streamed answer to HTTP/1.0 ends by closing the connection")
         var bytes: [UInt8] = []
         bytes.reserveCapacity(220 + response.headers.count * 48 + (isHead ? 0 : response.body.count + 12))
-        appendHead(of: response, framing: isHTTP10 ? .closeDelimited : .chunked, requestID: requestID, keepAlive: keepAlive, isHTTP10: isHTTP10, to: &bytes)
+        appendHead(
+            of: response, framing: isHTTP10 ? .closeDelimited : .chunked, requestID: requestID, keepAlive: keepAlive, isHTTP10: isHTTP10, to: &bytes)
         if !isHead { appendBodyPart(response.body, isChunked: !isHTTP10, to: &bytes) }
         return bytes
     }

@@ -20,10 +20,11 @@ extension ServerLoop {
             if owner === self {
                 adopt(socket, now: now)
             } else {
-                owner.eventLoop.post({ [owner] in
-                    // A connection handed over while draining would only be closed again at once.
-                    if owner.isDraining { owner.forget(socket) } else { owner.adopt(socket, now: owner.eventLoop.now) }
-                }, ifEnded: { [owner] in owner.forget(socket) })
+                owner.eventLoop.post(
+                    { [owner] in
+                        // A connection handed over while draining would only be closed again at once.
+                        if owner.isDraining { owner.forget(socket) } else { owner.adopt(socket, now: owner.eventLoop.now) }
+                    }, ifEnded: { [owner] in owner.forget(socket) })
             }
         }
     }

@@ -30,7 +30,7 @@ import Sockets
 import Synchronization
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// One event loop of the server: its share of the listener and the connections it owns.
@@ -93,13 +93,14 @@ final class ServerLoop: @unchecked Sendable {
     /// Takes the listener out of this loop's epoll set; returns once the loop has done so.
     func stopAccepting() async {
         await withCheckedContinuation { done in
-            eventLoop.post({ [self] in
-                if isListening {
-                    isListening = false
-                    eventLoop.unwatch(listener.descriptor)
-                }
-                done.resume()
-            }, ifEnded: { done.resume() })
+            eventLoop.post(
+                { [self] in
+                    if isListening {
+                        isListening = false
+                        eventLoop.unwatch(listener.descriptor)
+                    }
+                    done.resume()
+                }, ifEnded: { done.resume() })
         }
     }
 
@@ -112,12 +113,13 @@ final class ServerLoop: @unchecked Sendable {
     func drain(until deadline: ContinuousClock.Instant) async {
         beginStopping()
         await withCheckedContinuation { done in
-            eventLoop.post({ [self] in
-                drainRequest = (deadline, done)
-                for connection in Array(connections.values) where connection.isIdle {
-                    close(connection)
-                }
-            }, ifEnded: { done.resume() })
+            eventLoop.post(
+                { [self] in
+                    drainRequest = (deadline, done)
+                    for connection in Array(connections.values) where connection.isIdle {
+                        close(connection)
+                    }
+                }, ifEnded: { done.resume() })
         }
     }
 

@@ -191,7 +191,8 @@ extension Request {
         }
         // RFC 9110 §5.3: repeated lines of a list field mean the same as one line joined with commas.
         guard let condition = EntityTagCondition(headerValue: lines.joined(separator: ", ")) else {
-            throw Problem(.badRequest, detail: "The \(headerName) header must be * or a comma-separated list of entity tags such as \"abc\" or W/\"abc\".")
+            throw Problem(
+                .badRequest, detail: "The \(headerName) header must be * or a comma-separated list of entity tags such as \"abc\" or W/\"abc\".")
         }
         return condition
     }

@@ -1,7 +1,7 @@
 import Synchronization
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The `Date` field every answer carries (RFC 9110 §6.6.1: an origin server with a clock sends one), in

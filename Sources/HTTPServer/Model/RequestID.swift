@@ -20,7 +20,8 @@ enum RequestID {
     /// The client's id when it is 1–200 visible ASCII characters, so it is safe to log and echo.
     static func sanitized(_ value: String?) -> String? {
         guard let value, (1...200).contains(value.utf8.count),
-              value.utf8.allSatisfy({ (0x21...0x7E).contains($0) }) else { return nil }
+            value.utf8.allSatisfy({ (0x21...0x7E).contains($0) })
+        else { return nil }
         return value
     }
 }

@@ -26,7 +26,8 @@ struct RequestTarget: Sendable {
         for item in (rawQuery ?? "").split(separator: "&") {
             let parts = item.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
             guard let name = Self.percentDecoded(parts[0], plusIsSpace: true),
-                  let value = Self.percentDecoded(parts.count > 1 ? parts[1] : "", plusIsSpace: true) else { return nil }
+                let value = Self.percentDecoded(parts.count > 1 ? parts[1] : "", plusIsSpace: true)
+            else { return nil }
             query.append((name: name, value: value))
         }
         self.init(path: path, query: query)

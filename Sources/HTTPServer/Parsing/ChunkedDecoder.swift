@@ -57,7 +57,8 @@ struct ChunkedDecoder {
         while index < line.upperBound, bytes[index] == ASCII.space || bytes[index] == ASCII.tab { index += 1 }
         if index < line.upperBound {
             guard bytes[index] == UInt8(ascii: ";"),
-                  (index..<line.upperBound).allSatisfy({ ASCII.isFieldValueCharacter(bytes[$0]) }) else {
+                (index..<line.upperBound).allSatisfy({ ASCII.isFieldValueCharacter(bytes[$0]) })
+            else {
                 return .failure(.malformed("A chunk size is followed by something other than an extension."))
             }
         }

@@ -16,17 +16,19 @@ struct FieldSection {
                 if content.isEmpty { return .complete(lines, consumed: next) }
                 // Many tiny fields fit in the byte limit yet cost a String pair each; the count bounds that.
                 guard lines.count < maxCount else {
-                    return .invalid(Problem(
-                        .requestHeaderFieldsTooLarge, detail: "The header section has more than \(maxCount) fields."
-                    ))
+                    return .invalid(
+                        Problem(
+                            .requestHeaderFieldsTooLarge, detail: "The header section has more than \(maxCount) fields."
+                        ))
                 }
                 lines.append(content)
                 position = next
             case .notFound(let searchedTo):
                 if searchedTo >= limit {
-                    return .invalid(Problem(
-                        .requestHeaderFieldsTooLarge, detail: "The header section exceeds \(maxBytes) bytes."
-                    ))
+                    return .invalid(
+                        Problem(
+                            .requestHeaderFieldsTooLarge, detail: "The header section exceeds \(maxBytes) bytes."
+                        ))
                 }
                 return .incomplete
             case .invalid(let problem):

@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// One element of an RFC 7239 `Forwarded` field: what one proxy saw of the request it passed on.

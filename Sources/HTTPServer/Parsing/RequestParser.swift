@@ -65,8 +65,10 @@ struct RequestParser {
         let target = text(parts[1])
         let isHTTP10 = try httpVersionIs10(text(parts[2]))
         // RFC 9112 §3.2: origin-form, absolute-form, or asterisk-form for OPTIONS only.
-        guard target.hasPrefix("/") || target.hasPrefix("http://") || target.hasPrefix("https://")
-                || (target == "*" && method == .options) else {
+        guard
+            target.hasPrefix("/") || target.hasPrefix("http://") || target.hasPrefix("https://")
+                || (target == "*" && method == .options)
+        else {
             throw .malformed("The request target must be a path such as '/items'.")
         }
         guard let components = RequestTarget(target) else {
@@ -82,7 +84,8 @@ struct RequestParser {
     private func httpVersionIs10(_ version: String) throws(Problem) -> Bool {
         let bytes = Array(version.utf8)
         guard bytes.count == 8, version.hasPrefix("HTTP/"), bytes[6] == UInt8(ascii: "."),
-              let major = hexValue(bytes[5]), major < 10, let minor = hexValue(bytes[7]), minor < 10 else {
+            let major = hexValue(bytes[5]), major < 10, let minor = hexValue(bytes[7]), minor < 10
+        else {
             throw .malformed("The HTTP version is malformed.")
         }
         guard major == 1 else {

@@ -46,7 +46,8 @@ public struct BearerTokenGate: RequestGate {
     static func bearerToken(in value: String) -> Substring? {
         let trimmed = value.trimmingASCIIWhitespace()
         guard let space = trimmed.firstIndex(where: { $0 == " " || $0 == "\t" }),
-              String(trimmed[..<space]).equalsIgnoringASCIICase("Bearer") else { return nil }
+            String(trimmed[..<space]).equalsIgnoringASCIICase("Bearer")
+        else { return nil }
         let token = trimmed[space...].trimmingASCIIWhitespace()
         return token.isEmpty ? nil : token
     }

@@ -75,13 +75,15 @@ private final class Series: Sendable {
     private func metrics(method: String, route: String, status: Int) -> (CoreMetrics.Timer, Counter) {
         entries.withLock { entries in
             let key = Key(method: method, route: route)
-            var entry = entries[key] ?? Entry(
-                duration: CoreMetrics.Timer(
-                    label: RequestMetrics.requestDuration, dimensions: [("method", method), ("route", route)],
-                    factory: factory
-                ),
-                counters: [:]
-            )
+            var entry =
+                entries[key]
+                ?? Entry(
+                    duration: CoreMetrics.Timer(
+                        label: RequestMetrics.requestDuration, dimensions: [("method", method), ("route", route)],
+                        factory: factory
+                    ),
+                    counters: [:]
+                )
             if let counter = entry.counters[status] { return (entry.duration, counter) }
             let counter = Counter(
                 label: RequestMetrics.requestsTotal,

@@ -30,7 +30,8 @@ public struct PathScope: Sendable {
         let afterSlash = utf8.index(after: utf8.startIndex)
         let segmentEnd = utf8.index(afterSlash, offsetBy: segment.utf8.count, limitedBy: utf8.endIndex) ?? utf8.endIndex
         guard utf8[afterSlash..<segmentEnd].elementsEqual(segment.utf8), segmentEnd < utf8.endIndex,
-              utf8[segmentEnd] == UInt8(ascii: "/") else { return nil }
+            utf8[segmentEnd] == UInt8(ascii: "/")
+        else { return nil }
         let valueStart = utf8.index(after: segmentEnd)
         guard let valueEnd = utf8[valueStart...].firstIndex(of: UInt8(ascii: "/")), valueEnd > valueStart else { return nil }
         let rest = path[valueEnd...]

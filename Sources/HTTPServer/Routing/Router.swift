@@ -38,11 +38,12 @@ public struct Router<Context: Sendable>: Sendable {
         guard let handler = node.handler(for: request.method) else {
             var allowed = Set(node.handlers.keys.map(\.rawValue))
             if allowed.contains("GET") { allowed.insert("HEAD") }
-            return Endpoint(refusal: Problem(
-                .methodNotAllowed,
-                detail: "\(request.method) is not allowed on \(request.path).",
-                headers: ["Allow": allowed.sorted().joined(separator: ", ")]
-            ))
+            return Endpoint(
+                refusal: Problem(
+                    .methodNotAllowed,
+                    detail: "\(request.method) is not allowed on \(request.path).",
+                    headers: ["Allow": allowed.sorted().joined(separator: ", ")]
+                ))
         }
         for (name, value) in captured { request.parameters.set(name, value) }
         return Endpoint(handler: handler)

@@ -118,13 +118,15 @@ import APITestSupport
 
     func page(_ query: String, records: Int = 5) async throws -> (ids: [Int], links: [String: Int]) {
         let app = try await Self.app.value
-        try await app.seed(#"{"items":[\#((1...max(records, 1)).prefix(records).map { #"{"id":\#($0)}"# }.joined(separator: ","))]}"#, replacing: true)
+        try await app.seed(
+            #"{"items":[\#((1...max(records, 1)).prefix(records).map { #"{"id":\#($0)}"# }.joined(separator: ","))]}"#, replacing: true)
         let response = try await app.request("GET", "/items?\(query)")
         #expect(response.status == 200)
         var links: [String: Int] = [:]
         for entry in (response.header("Link") ?? "").split(separator: ", ") {
             guard let page = entry.firstRange(of: "_page=").map({ entry[$0.upperBound...].prefix { $0.isNumber } }),
-                  let rel = entry.split(separator: "rel=\"").last?.dropLast() else { continue }
+                let rel = entry.split(separator: "rel=\"").last?.dropLast()
+            else { continue }
             links[String(rel)] = Int(page)
         }
         return (response.array.compactMap { $0["id"] as? Int }, links)

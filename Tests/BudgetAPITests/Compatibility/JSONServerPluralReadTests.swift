@@ -158,12 +158,14 @@ import APITestSupport
         let response = try await get("/list?_page=2&_limit=1")
         #expect(response.text == F.array([F.list[1]]))
         #expect(response.header("X-Total-Count") == "15")
-        #expect(response.header("Link") == [
-            #"<http://localhost/list?_page=1&_limit=1>; rel="first""#,
-            #"<http://localhost/list?_page=1&_limit=1>; rel="prev""#,
-            #"<http://localhost/list?_page=3&_limit=1>; rel="next""#,
-            #"<http://localhost/list?_page=15&_limit=1>; rel="last""#,
-        ].joined(separator: ", "))
+        #expect(
+            response.header("Link")
+                == [
+                    #"<http://localhost/list?_page=1&_limit=1>; rel="first""#,
+                    #"<http://localhost/list?_page=1&_limit=1>; rel="prev""#,
+                    #"<http://localhost/list?_page=3&_limit=1>; rel="next""#,
+                    #"<http://localhost/list?_page=15&_limit=1>; rel="last""#,
+                ].joined(separator: ", "))
         try expectExposed(response, "X-Total-Count", "Link")
     }
 
@@ -255,17 +257,21 @@ import APITestSupport
     // MARK: _embed and _expand
 
     @Test func listEmbedsChildren() async throws {
-        try await expectJSON("/posts?_embed=comments", F.array([
-            F.with(F.posts[0], ("comments", F.array(Array(F.comments[0...1])))),
-            F.with(F.posts[1], ("comments", F.array(Array(F.comments[2...])))),
-        ]))
+        try await expectJSON(
+            "/posts?_embed=comments",
+            F.array([
+                F.with(F.posts[0], ("comments", F.array(Array(F.comments[0...1])))),
+                F.with(F.posts[1], ("comments", F.array(Array(F.comments[2...])))),
+            ]))
     }
 
     @Test func listEmbedsTwoChildCollections() async throws {
-        try await expectJSON("/posts?_embed=comments&_embed=refs", F.array([
-            F.with(F.posts[0], ("comments", F.array(Array(F.comments[0...1]))), ("refs", F.array(F.refs))),
-            F.with(F.posts[1], ("comments", F.array(Array(F.comments[2...]))), ("refs", "[]")),
-        ]))
+        try await expectJSON(
+            "/posts?_embed=comments&_embed=refs",
+            F.array([
+                F.with(F.posts[0], ("comments", F.array(Array(F.comments[0...1]))), ("refs", F.array(F.refs))),
+                F.with(F.posts[1], ("comments", F.array(Array(F.comments[2...]))), ("refs", "[]")),
+            ]))
     }
 
     @Test func recordEmbedsChildren() async throws {
