@@ -109,7 +109,8 @@ enum MonthQueries {
     /// between budgeted accounts is neither earned nor spent; a loan paid out into checking is earned). Money
     /// out before `start` is left out: only income adds up over the months, so only it is read from before.
     ///
-    /// The rows come from `transactions_uncategorised_idx` alone (migrations/0018); the other side of a
+    /// A split has no category either, but its parts have (docs/splits-and-schedules.md): it is left out, and
+    /// the rows come from `transactions_uncategorised_idx` alone (migrations/0019); the other side of a
     /// transfer is one primary-key probe. Written as outer joins, not `NOT EXISTS`: PostgreSQL 15's plan for
     /// that cost `GET /months/{m}` ~2.5 ms more PostgreSQL CPU on the bench data (~60% more).
     static func budgetMoney(from start: Query, before end: Query, in ledger: LedgerID) -> Query {
@@ -118,7 +119,7 @@ enum MonthQueries {
         JOIN accounts a ON a.ledger_id = u.ledger_id AND a.id = u.account_id
         LEFT JOIN transactions p ON p.ledger_id = u.ledger_id AND p.id = u.transfer_id
         LEFT JOIN accounts pa ON pa.ledger_id = p.ledger_id AND pa.id = p.account_id
-        WHERE u.ledger_id = \(ledger) AND u.category_id IS NULL AND u.date < \(end)
+        WHERE u.ledger_id = \(ledger) AND u.category_id IS NULL AND NOT u.split AND u.date < \(end)
           AND (u.amount < 0 OR u.date >= \(start))
           AND a.on_budget AND pa.on_budget IS NOT TRUE
         """
