@@ -94,7 +94,8 @@ struct ChangeFeed: Sendable {
         return change
     }
 
-    /// The changes after `request.since` (at most `request.limit`), answered at once.
+    /// The changes after `request.since` (at most `request.limit`, or more to keep a split with its parts),
+    /// answered at once.
     func page(for request: ChangeFeedRequest) async throws -> ChangePage {
         let query = ChangeFeedQueries.page(
             since: request.since, limit: request.limit, collection: request.collection, ledger: database.ledger)
@@ -103,18 +104,21 @@ struct ChangeFeed: Sendable {
         let first = result[0]  // the state row is always there; the LEFT JOIN keeps it
         var changes: [[UInt8]] = []
         var lastRead: Int64?
-        var read = 0
+        var hasMore = false
+        // The page's last seq: the limit-th change's, or further to keep a split together. The query reads
+        // one change more, to tell whether there is more.
+        let pageEnd = try first.decode(Int64?.self, at: ChangeFeedQueries.Column.pageEnd)
         for row in result {
             guard let seq = try row.decode(Int64?.self, at: ChangeFeedQueries.Column.seq) else { continue }
-            read += 1
-            // The query reads one change more than the limit, to tell whether there is more.
-            guard read <= request.limit else { break }
+            if let pageEnd, seq > pageEnd {
+                hasMore = true
+                break
+            }
             lastRead = seq
             // An upsert whose record is gone: its tombstone is pending and comes later (ChangeFeedQueries.page).
             guard row.withBytes(at: ChangeFeedQueries.Column.version, { $0 != nil }) else { continue }
             changes.append(Self.render(row))
         }
-        let hasMore = read > request.limit
         // On the last page the snapshot holds nothing newer (for this filter) up to the position, and
         // later commits get larger seqs, so the client may jump there: a filtered reader skips the
         // other collections' seqs, and a full read from 0 lands past the purge horizon.

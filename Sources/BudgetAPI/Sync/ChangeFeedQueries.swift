@@ -5,7 +5,13 @@ enum ChangeFeedQueries {
     /// One statement, so one snapshot: the purge horizon, the feed position, whether the collection is
     /// known, then up to `limit + 1` changes after `since`, each with its record as plain columns.
     ///
-    /// Columns (`Column`): purged_seq, position, is_known; then per change (all NULL when there is none)
+    /// A page does not end between the changes of one split (its parent and parts, one `family` in the log,
+    /// migrations/0019) that lie within `familyReach` seqs of its `limit`-th change: the page then runs on to
+    /// the family's last change there, so a client never holds parts without their split (docs/change-feed.md).
+    /// That look-ahead is one index range scan, and only when the page's changes include a family at all.
+    ///
+    /// Columns (`Column`): purged_seq, position, is_known, page_end (the page's last seq; changes after it are
+    /// there to say there is more, NULL when all of them belong to the page); then per change (all NULL when there is none)
     /// seq, collection, id (JSON text), op, version; each typed resource's record columns and its row's
     /// version, in `TypedResources.all` order; the document's body and version. Only an upsert's own kind
     /// is looked up, and PostgreSQL renders no JSON: `ChangeFeed` writes each change, its record byte for
@@ -22,9 +28,11 @@ enum ChangeFeedQueries {
     /// of its change row (docs/change-feed.md).
     static func page(since: Int64, limit: Int, collection: String?, ledger: LedgerID) -> Query {
         var filter: Query = ""
+        var familyFilter: Query = ""
         var known: Query = "true"
         if let collection {
             filter = " AND l.collection = \(collection)"
+            familyFilter = " AND w.collection = \(collection)"
             // A collection that existed once keeps its tombstones in the log after PUT /db removed it. The typed
             // tables log under their table names (the capture triggers of migrations/0013).
             known = """
@@ -37,19 +45,43 @@ enum ChangeFeedQueries {
         let rowVersions = Query.joined(
             typedLookups.indices.map { "typed_\(unsafeSQL: String($0)).row_version" } + ["document_row.row_version"], separator: ", ")
         return """
-            WITH state AS (
-                SELECT s.purged_seq, s.last_seq AS position,
-                       \(known) AS is_known
-                FROM change_feed_state s
-                WHERE s.ledger_id = \(ledger)
-                LIMIT 1),
-            page AS (
-                SELECT l.ledger_id, l.seq, l.collection, l.record_id, l.op, l.version, l.record_key
+            WITH first_changes AS (
+                SELECT l.ledger_id, l.seq, l.collection, l.record_id, l.op, l.version, l.record_key, l.family
                 FROM change_log l
                 WHERE l.ledger_id = \(ledger) AND l.seq > \(since)\(filter)
                 ORDER BY l.seq
-                LIMIT \(Int64(limit) + 1))
-            SELECT state.purged_seq, state.position, state.is_known,
+                LIMIT \(Int64(limit) + 1)),
+            cut AS (SELECT f.seq FROM first_changes f ORDER BY f.seq OFFSET \(Int64(limit) - 1) LIMIT 1),
+            reach AS (
+                SELECT max(w.seq) AS seq
+                FROM change_log w
+                WHERE EXISTS (SELECT 1 FROM first_changes f WHERE f.family IS NOT NULL AND f.seq <= (SELECT seq FROM cut))
+                  AND w.ledger_id = \(ledger) AND w.seq > (SELECT seq FROM cut)
+                  AND w.seq <= (SELECT seq FROM cut) + \(Self.familyReach)\(familyFilter)
+                  AND w.family IN (SELECT f.family FROM first_changes f WHERE f.family IS NOT NULL AND f.seq <= (SELECT seq FROM cut))),
+            page AS (
+                SELECT * FROM first_changes
+                UNION ALL
+                SELECT l.ledger_id, l.seq, l.collection, l.record_id, l.op, l.version, l.record_key, l.family
+                FROM change_log l
+                WHERE (SELECT seq FROM reach) IS NOT NULL
+                  AND l.ledger_id = \(ledger) AND l.seq > (SELECT max(f.seq) FROM first_changes f)
+                  AND l.seq <= (SELECT seq FROM reach)\(filter)
+                UNION ALL
+                (SELECT l.ledger_id, l.seq, l.collection, l.record_id, l.op, l.version, l.record_key, l.family
+                FROM change_log l
+                WHERE (SELECT seq FROM reach) IS NOT NULL
+                  AND l.ledger_id = \(ledger) AND l.seq > (SELECT seq FROM reach)\(filter)
+                ORDER BY l.seq
+                LIMIT 1)),
+            state AS (
+                SELECT s.purged_seq, s.last_seq AS position,
+                       \(known) AS is_known,
+                       coalesce((SELECT seq FROM reach), (SELECT seq FROM cut)) AS page_end
+                FROM change_feed_state s
+                WHERE s.ledger_id = \(ledger)
+                LIMIT 1)
+            SELECT state.purged_seq, state.position, state.is_known, state.page_end,
                    page.seq, page.collection, page.record_id::text, page.op,
                    CASE WHEN page.op = 'delete' THEN page.version ELSE coalesce(\(rowVersions)) END,
                    \(typedRows), document_row.body
@@ -81,14 +113,14 @@ enum ChangeFeedQueries {
 
     /// The columns of `page`'s answer, by position.
     enum Column {
-        static let purgedSeq = 0, position = 1, isKnown = 2
-        static let seq = 3, collection = 4, id = 5, op = 6, version = 7
+        static let purgedSeq = 0, position = 1, isKnown = 2, pageEnd = 3
+        static let seq = 4, collection = 5, id = 6, op = 7, version = 8
         /// Where each typed resource's record columns start, in `TypedResources.all` order. Each lookup ends
         /// with its row's version, which `version` already reports.
-        static let typed: [Int] = TypedResources.all.reduce(into: [8]) { starts, resource in
+        static let typed: [Int] = TypedResources.all.reduce(into: [version + 1]) { starts, resource in
             starts.append(starts[starts.count - 1] + resource.shape.record.columnCount + 1)
         }.dropLast()
-        static let document = 8 + TypedResources.all.reduce(0) { $0 + $1.shape.record.columnCount + 1 }
+        static let document = version + 1 + TypedResources.all.reduce(0) { $0 + $1.shape.record.columnCount + 1 }
     }
 
     /// The ledger's feed position as a scalar subquery, for the statements that read data with their `X-Sync-Seq`.
@@ -110,6 +142,11 @@ enum ChangeFeedQueries {
         FROM change_feed_state WHERE ledger_id = \(ledger))
         """
     }
+
+    /// How far past its `limit`-th change a page looks for the rest of a split's changes: the changes of one
+    /// write are stamped together, a split has at most 101 rows, and other writers' changes that interleave
+    /// with them are few.
+    static let familyReach: Int64 = 1000
 
     /// How many changes one sequencer run stamps at most.
     static let batchLimit = 1000
