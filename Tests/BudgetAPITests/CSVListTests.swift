@@ -80,7 +80,8 @@ import APITestSupport
     }
 
     static let transactionColumns = [
-        "id", "categoryId", "category", "title", "amount", "date", "note", "importId", "accountId", "cleared", "payee", "transferId", "createdAt",
+        "id", "categoryId", "category", "title", "amount", "date", "note", "importId", "accountId", "cleared", "payee", "transferId", "parentId",
+        "splits", "createdAt",
         "updatedAt", "version",
     ]
 
@@ -146,7 +147,9 @@ import APITestSupport
             let csv = try await app.request("GET", "/transactions?_sort=id", headers: Self.csv)
             let rows = csv.text.components(separatedBy: "\r\n")
             #expect(
-                rows.first == "id,categoryId,category,title,amount,date,note,importId,accountId,cleared,payee,transferId,createdAt,updatedAt,version")
+                rows.first
+                    == "id,categoryId,category,title,amount,date,note,importId,accountId,cleared,payee,transferId,parentId,splits,createdAt,updatedAt,version"
+            )
             #expect(rows.last == "", "every record ends with CRLF")
             let timestamp = #/\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z,\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z,1/#
             #expect(rows[1].hasPrefix("1,1,Groceries,Milk,3.49,2026-11-02,,"))

@@ -239,7 +239,7 @@ import APITestSupport
                 reads: read(
                     "/transactions", "/transactions?_expand=category", "/transactions?q=canary", "/transactions?note_like=canary",
                     "/transactions?importId=imp-8", "/transactions?categoryId=7", "/transactions?_sort=-note", "/transactions?_sort=title,-id",
-                    "/transactions?month=\(m)", "/transactions?_page=1&_per_page=1")
+                    "/transactions?month=\(m)", "/transactions?_page=1&_per_page=1", "/transactions?parentId=12")
                     + csv("/transactions", "/transactions?_sort=-note"),
                 sample: Sample(path: "/transactions")),
             RouteCase(
@@ -248,7 +248,9 @@ import APITestSupport
                 attack: { f in try await f.attackPostTransaction() }),
             RouteCase(
                 method: "GET", pattern: "/transactions/:id", kind: .ledger,
-                reads: read("/transactions/1", "/transactions/1?_expand=category", "/transactions/8", "/transactions/9"),
+                reads: read(
+                    "/transactions/1", "/transactions/1?_expand=category", "/transactions/8", "/transactions/9", "/transactions/12",
+                    "/transactions/13"),
                 sample: Sample(path: "/transactions/1")),
             RouteCase(
                 method: "PUT", pattern: "/transactions/:id", kind: .ledger,
@@ -259,7 +261,10 @@ import APITestSupport
                 attack: { f in try await f.attackPatchTransaction() }),
             RouteCase(
                 method: "DELETE", pattern: "/transactions/:id", kind: .ledger, sample: Sample(path: "/transactions/1"),
-                attack: { f in try await f.expectAbsent("DELETE", "/transactions/10", nil) }),
+                attack: { f in
+                    try await f.expectAbsent("DELETE", "/transactions/10", nil)
+                    try await f.expectAbsent("DELETE", "/transactions/13", nil)
+                }),
             RouteCase(
                 method: "POST", pattern: "/transactions/import", kind: .ledger,
                 sample: Sample(path: "/transactions/import", body: "date,title,amount,category\n2026-11-03,V,-1.00,Food\n", contentType: "text/csv"),
@@ -493,7 +498,9 @@ final class Fixture {
                 #"{"id":6,"name":"\#(m) account","type":"credit","note":"\#(m) note","openingBalance":"-4242.00"}"#,
             ]
             transactions += [
-                #"{"id":11,"accountId":6,"title":"Card","amount":"-42.42","date":"2026-11-05","payee":"\#(m) payee","importId":"imp-11"}"#
+                #"{"id":11,"accountId":6,"title":"Card","amount":"-42.42","date":"2026-11-05","payee":"\#(m) payee","importId":"imp-11"}"#,
+                // A split with its parts 13 and 14 in B's categories (docs/api.md, splits).
+                #"{"id":12,"accountId":6,"title":"Split","amount":"-20.00","date":"2026-11-05","splits":[{"id":13,"categoryId":6,"amount":"-10.00","note":"\#(m) part"},{"id":14,"categoryId":7,"amount":"-10.00"}]}"#,
             ]
             budgets += [#"{"id":6,"categoryId":6,"month":"2026-11","amount":61}"#, #"{"id":7,"categoryId":7,"month":"2026-11","amount":71}"#]
             posts += [
@@ -800,10 +807,18 @@ final class Fixture {
             leak("POST /transactions with importId imp-1 as A: \(taken.status) Location \(taken.header("Location") ?? "-")")
         }
         _ = try await expectCreated("POST", "/transactions", #"{"id":8,"categoryId":1,"title":"Eight","amount":"-1.00","date":"2026-11-03"}"#)
+        // A split's part naming B's category.
+        try await expectUnknownCategory("POST", "/transactions", Self.splitNamingB)
+        try await expectUnknownCategory("POST", "/accounts/1/transactions", Self.splitNamingB)
     }
+
+    /// A split whose second part names a category only B has (6).
+    static let splitNamingB =
+        #"{"accountId":1,"title":"V","amount":"-2.00","date":"2026-11-03","splits":[{"categoryId":1,"amount":"-1.00"},{"categoryId":6,"amount":"-1.00"}]}"#
 
     func attackPutTransaction() async throws {
         try await expectUnknownCategory("PUT", "/transactions/1", #"{"categoryId":6,"title":"V","amount":"-1.00","date":"2026-11-03"}"#)
+        try await expectUnknownCategory("PUT", "/transactions/4", Self.splitNamingB)
         let created = try await attack("PUT", "/transactions/9", #"{"categoryId":1,"title":"Nine","amount":"-1.00","date":"2026-11-03"}"#)
         if created.status != 201 && created.status != 200 {
             leak("PUT /transactions/9 (id only B has) as A: \(created.status) \(created.text.prefix(200))")
@@ -813,6 +828,11 @@ final class Fixture {
     func attackPatchTransaction() async throws {
         try await expectUnknownCategory("PATCH", "/transactions/1", #"{"categoryId":6}"#)
         try await expectAbsent("PATCH", "/transactions/10", #"{"title":"V"}"#)
+        try await expectUnknownCategory(
+            "PATCH", "/transactions/4", #"{"splits":[{"categoryId":1,"amount":"-1000.00"},{"categoryId":6,"amount":"-1000.00"}]}"#)
+        // B's split and its part: absent for A.
+        try await expectAbsent("PATCH", "/transactions/12", #"{"splits":[{"categoryId":1,"amount":"-10.00"},{"categoryId":1,"amount":"-10.00"}]}"#)
+        try await expectAbsent("PATCH", "/transactions/13", #"{"note":"V"}"#)
         let own = try await attack("PATCH", "/transactions/1", #"{"note":"patched"}"#)
         if own.status != 200 { leak("PATCH /transactions/1 as A: \(own.status)") }
     }

@@ -49,11 +49,11 @@ import APITestSupport
                     """#)
             #expect(
                 bread.text.hasSuffix(
-                    #""note":"\#(Self.note)","importId":null,"accountId":null,"cleared":"uncleared","payee":null,"transferId":null,"createdAt":"2026-01-02T03:04:05Z","updatedAt":"2026-01-02T03:04:05Z","version":1}"#
+                    #""note":"\#(Self.note)","importId":null,"accountId":null,"cleared":"uncleared","payee":null,"transferId":null,"parentId":null,"splits":null,"createdAt":"2026-01-02T03:04:05Z","updatedAt":"2026-01-02T03:04:05Z","version":1}"#
                 ))
             #expect(
                 milk.text.contains(
-                    #""note":null,"importId":null,"accountId":null,"cleared":"uncleared","payee":null,"transferId":null,"createdAt":"2026-01-02T03:04:05Z","updatedAt":null,"#
+                    #""note":null,"importId":null,"accountId":null,"cleared":"uncleared","payee":null,"transferId":null,"parentId":null,"splits":null,"createdAt":"2026-01-02T03:04:05Z","updatedAt":null,"#
                 ))
             // _expand and _embed render in SQL (SQLFragments.timestamp): the same bytes.
             let expanded = try await app.request("GET", "/transactions/1?_expand=category")

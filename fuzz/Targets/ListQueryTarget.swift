@@ -198,6 +198,8 @@ enum ListQueryTarget {
                     case .date, .timestamp: "2026-01-01"
                     case .boolean: "true"
                     case .month: "2026-01"
+                    // `ColumnCatalog.field` refuses a JSON member, so no comparison reaches here with one.
+                    case .json: "x"
                     }
                 result.value = .text(stand)
             }

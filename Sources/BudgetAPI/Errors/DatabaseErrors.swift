@@ -73,6 +73,31 @@ extension APIError {
             self = .conflict(
                 field: error.column ?? "amount",
                 detail: "the transaction is reconciled: its amount, date and accountId are locked until its cleared is set back to cleared")
+        // Splits (migrations/0019, docs/api.md): the sum is checked when each statement ends, and names the
+        // member the write changed (`splits`, or `amount` when a parent's or a part's amount alone moved).
+        case (SQLState.checkViolation, "transactions_splits_add_up"):
+            self = .invalidFields([
+                .init(
+                    field: error.column ?? "splits", message: "a split's parts must add up to its amount exactly, and a split has at least two parts")
+            ])
+        case (SQLState.checkViolation, "transactions_split_shape"):
+            self = .invalidFields([
+                .init(
+                    field: "splits",
+                    message: "a split has no categoryId (its parts name theirs), is no side of a transfer and no part of another split")
+            ])
+        case (SQLState.checkViolation, "transactions_part_shape"):
+            self = .invalidFields([
+                .init(
+                    field: "parentId",
+                    message: "this transaction is a part of a split: it names a category, and no account, transfer, importId or splits of its own")
+            ])
+        case (SQLState.foreignKeyViolation, "transactions_parts_stay"):
+            self = .conflict(field: "parentId", detail: "a part stays with its split: change the parent's splits instead")
+        case (SQLState.foreignKeyViolation, "transactions_parts_go_with_parent"):
+            self = .conflict(field: "parentId", detail: "a part of a split is deleted with its parent: delete or edit its parent (parentId) instead")
+        case (SQLState.foreignKeyViolation, "transactions_parent_id_fkey"):
+            self = .invalidFields([.init(field: "parentId", message: "no transaction has this id")])
         case (SQLState.invalidRegularExpression, _):
             // An invalid `_like` (or `:like`) pattern is the client's mistake, a 400, not json-server's 500
             // (docs/json-server.md).

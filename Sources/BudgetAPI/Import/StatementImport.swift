@@ -46,6 +46,7 @@ struct StatementImport: Sendable {
         let errors = rows.forEachRow { row in
             count += 1
             if let category = row.category { categories.insert(category) }
+            for part in row.splits ?? [] { categories.insert(.id(part.categoryID)) }
         }
         guard errors.isEmpty else { throw errors }
         if let accountID = format.accountID,
@@ -72,6 +73,22 @@ struct StatementImport: Sendable {
                 }
             }
             _ = try rows.forEachRow { row in
+                if let parts = row.splits {
+                    // A split and its parts are one statement of their own (migrations/0019 checks the sum
+                    // when it ends), in the file's order among the batches.
+                    if batch.count > 0 { try run(batch, &outcome) }
+                    batch = ImportBatch()
+                    var split = ImportBatch()
+                    split.append(row, categoryID: nil)
+                    if outcome.isDryRun {
+                        try run(split, &outcome)
+                    } else {
+                        try outcome.add(
+                            split, inserted: connection.query(ImportQueries.insert(row, parts: parts, account: format.accountID, in: database.ledger))
+                        )
+                    }
+                    return
+                }
                 batch.append(row, categoryID: row.category.map { resolved.ids[named.index(of: $0)]! })
                 if batch.count == ImportBatch.capacity {
                     try run(batch, &outcome)
@@ -89,6 +106,12 @@ struct StatementImport: Sendable {
         var errors = StatementErrors()
         var categories = CategoryReferences()
         _ = rows.forEachRow { row in
+            for (index, part) in (row.splits ?? []).enumerated() {
+                let reference = categories.insert(.id(part.categoryID))
+                if resolved.ids[reference] == nil {
+                    errors.add(line: row.line, column: "splits[\(index)].categoryId", "no category has the id \(part.categoryID)")
+                }
+            }
             guard let category = row.category else { return }
             let index = categories.insert(category)
             guard resolved.ids[index] == nil else { return }
@@ -301,6 +324,22 @@ enum ImportQueries {
                  AS row (category_id, title, amount, date, note, payee, import_id)
             ON CONFLICT (ledger_id, account_id, import_id) WHERE import_id IS NOT NULL DO NOTHING
             RETURNING id, import_id
+            """
+    }
+
+    /// One split row and its parts, skipped as a duplicate as `insert` skips a row (its parts with it);
+    /// answers (id, import_id) when it created it.
+    static func insert(_ row: StatementRows.Row, parts: [SplitPart], account: Int64?, in ledger: LedgerID) -> Query {
+        let cleared = account == nil ? "uncleared" : "cleared"
+        return """
+            WITH t AS (
+                INSERT INTO transactions (ledger_id, account_id, cleared, title, amount, date, note, payee, import_id, split)
+                VALUES (\(ledger), \(account)::bigint, \(cleared), \(row.title), \(row.amount), \(row.day)::date, \(row.note)::text,
+                        \(row.payee)::text, \(row.importID), true)
+                ON CONFLICT (ledger_id, account_id, import_id) WHERE import_id IS NOT NULL DO NOTHING
+                RETURNING *),
+            \(TransactionQueries.insertParts(parts))
+            SELECT t.id, t.import_id FROM t
             """
     }
 

@@ -25,6 +25,8 @@ struct StatementRows: Sendable {
         var note: String?
         var payee: String?
         var importID: String
+        /// A JSON row's parts (docs/import.md): then it has no category, and its parts name theirs by id.
+        var splits: [SplitPart]? = nil
     }
 
     private enum Source: Sendable {
@@ -228,7 +230,17 @@ private struct Reading {
     ) rethrows {
         var members = row
         let category: StatementRows.CategoryReference?
-        if let id = format.categoryID {
+        // A split's parts name their categories (by id); the row names none.
+        let isSplit = members["splits"] != nil && members["splits"] != .null
+        if isSplit {
+            category = nil
+            if format.categoryID != nil {
+                errors.add(line: line, column: "splits", "cannot be imported with ?category=, which gives every row one category")
+            }
+            for name in Self.categoryMembers where members[name] != nil && members[name] != .null {
+                errors.add(line: line, column: name, "must be absent or null on a split: each of its parts names its category")
+            }
+        } else if let id = format.categoryID {
             category = .id(id)
         } else {
             category = categoryReference(members, line: line)
@@ -237,7 +249,7 @@ private struct Reading {
         // The category is resolved later; 1 stands in for it so that the fields read as a complete body.
         let fields: TransactionFields
         do {
-            fields = try TransactionFields(members, mode: .complete, categoryIDFromPath: 1)
+            fields = try TransactionFields(members, mode: .complete, categoryIDFromPath: isSplit ? nil : 1)
         } catch APIError.invalidFields(let invalid) {
             for field in invalid where !reported.contains(field.field) { errors.add(line: line, column: field.field, field.message) }
             return
@@ -252,7 +264,9 @@ private struct Reading {
             // A statement is one account's: rows name none of their own.
             errors.add(line: line, column: "accountId", "is the statement's, not a row's: /accounts/{id}/transactions/import or ?accountId= names it")
         }
-        guard category != nil || format.accountID != nil, let title = fields.title, let written = fields.amount, errors.isEmpty else { return }
+        guard category != nil || format.accountID != nil || isSplit, let title = fields.title, let written = fields.amount, errors.isEmpty else {
+            return
+        }
         let importID: String
         if case .some(.some(let given)) = fields.importID {
             importID = given
@@ -267,9 +281,14 @@ private struct Reading {
         let amount = sense == .bank ? -written : written
         let note: String? = if case .some(.some(let text)) = fields.note { text } else { nil }
         let payee: String? = if case .some(.some(let text)) = fields.payee { text } else { nil }
+        var splits = fields.splitParts
+        if sense == .bank, let parts = splits {
+            splits = parts.map { part in SplitPart(id: part.id, categoryID: part.categoryID, amount: -part.amount, note: part.note) }
+        }
         try body(
             StatementRows.Row(
-                line: line, category: category, title: title, amount: amount, day: day, note: note, payee: payee, importID: importID))
+                line: line, category: category, title: title, amount: amount, day: day, note: note, payee: payee, importID: importID,
+                splits: splits))
     }
 
     private mutating func categoryReference(_ members: JSONObject, line: Int) -> StatementRows.CategoryReference? {

@@ -63,6 +63,9 @@ enum ColumnConditions {
             // Compared as its first day, so `month_gte=2026-11` is a date comparison.
             guard let month = Month(raw) else { isValid = false; break }
             return month.firstDay
+        case .json:
+            // `ColumnCatalog.field` refuses such fields before any value is read.
+            isValid = false
         }
         guard isValid else {
             throw APIError.malformedQuery("'\(raw)' is not \(description(of: type)), which the field \(field) holds")
@@ -79,6 +82,7 @@ enum ColumnConditions {
         case .timestamp: "an ISO 8601 date or date-time"
         case .boolean: "true or false"
         case .month: "a month (YYYY-MM)"
+        case .json: "a JSON value"
         }
     }
 }

@@ -25,6 +25,9 @@ enum ColumnType: Sendable, Equatable {
     case integer, money, text, date, timestamp, boolean
     /// A `date` holding a month's first day, written and queried as `YYYY-MM`.
     case month
+    /// A `json` value written into the record as it is (a split's `splits`); the query language neither
+    /// filters nor sorts on it (`ColumnCatalog.field` answers 400).
+    case json
 
     /// The SQL type the bound query text is cast to.
     var sqlName: Query {
@@ -36,6 +39,7 @@ enum ColumnType: Sendable, Equatable {
         case .timestamp: "timestamptz"
         case .boolean: "boolean"
         case .month: "date"
+        case .json: "json"
         }
     }
 }
@@ -84,6 +88,9 @@ struct ColumnCatalog: FieldCatalog {
             // docs/json-server.md: on typed resources an unknown field is a 400 that lists the known fields.
             let known = columns.map(\.name).joined(separator: ", ")
             throw APIError.malformedQuery("unknown field '\(name)' for a \(recordName); known fields: \(known)")
+        }
+        guard column.type != .json else {
+            throw APIError.malformedQuery("the field \(name) of a \(recordName) can be neither filtered nor sorted on")
         }
         return .column(sql: column.sql, type: column.type)
     }

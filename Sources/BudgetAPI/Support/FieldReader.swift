@@ -139,6 +139,34 @@ struct FieldReader {
         return read(&self).map { .some($0) }
     }
 
+    /// An array of `count` objects, each read by `read` with a reader of its own whose errors name the element
+    /// (`splits[1].amount`, as an array body names `[1].amount`); nil unless every element is valid.
+    mutating func objects<Element>(_ name: String, count range: ClosedRange<Int>, _ read: (inout FieldReader) -> Element?) -> [Element]? {
+        guard let value = members[name] else { return nil }
+        guard case .array(let elements) = value else {
+            fail(name, "must be an array of objects, not \(value.typeName)")
+            return nil
+        }
+        guard range.contains(elements.count) else {
+            fail(name, "must hold \(range.lowerBound) to \(range.upperBound) elements, not \(elements.count)")
+            return nil
+        }
+        var elementsRead: [Element] = []
+        let before = errors.count
+        for (index, element) in elements.enumerated() {
+            let elementName = "\(name)[\(index)]"
+            guard case .object(let elementMembers) = element else {
+                fail(elementName, "must be an object, not \(element.typeName)")
+                continue
+            }
+            var reader = FieldReader(elementMembers, prefix: prefix + elementName + ".")
+            let parsed = read(&reader)
+            errors += reader.errors
+            if let parsed, reader.errors.isEmpty { elementsRead.append(parsed) }
+        }
+        return errors.count == before ? elementsRead : nil
+    }
+
     /// A time written as RFC 3339, e.g. `2026-11-21T08:00:00Z`.
     mutating func timestamp(_ name: String) -> Timestamp? {
         guard let value = members[name] else { return nil }

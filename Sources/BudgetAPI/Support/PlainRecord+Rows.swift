@@ -32,7 +32,7 @@ extension PlainRecord {
             row.withBytes(at: column + index) { text in
                 guard let text else { return output += Self.null }
                 switch kind {
-                case .number: output.append(contentsOf: text)
+                case .number, .raw: output.append(contentsOf: text)
                 case .string: JSONQuoting.append(utf8: text, to: &output)
                 case .date:
                     output.append(UInt8(ascii: "\""))
@@ -110,7 +110,7 @@ extension PlainRecord {
                 }
                 switch kind {
                 case .number, .date: output.append(contentsOf: text)
-                case .string: CSVText.appendText(text, to: &output)
+                case .string, .raw: CSVText.appendText(text, to: &output)
                 case .month: output.append(contentsOf: text.dropLast(3))
                 case .timestamp:
                     if let space = Self.timestampSpace(text) { Self.appendTimestamp(text, space: space, to: &output) }

@@ -24,6 +24,9 @@ struct PlainRecord: Sendable {
         case boolean
         /// A `date` holding a month's first day (`2026-11-01`), written `"2026-11"`.
         case month
+        /// A `json` value, whose text is already JSON (rendered in SQL by `row_to_json`, which writes
+        /// numbers and strings as this type does): written as it is.
+        case raw
 
         /// How a member of this SQL type is written.
         init(_ type: ColumnType) {
@@ -34,6 +37,7 @@ struct PlainRecord: Sendable {
             case .timestamp: self = .timestamp
             case .boolean: self = .boolean
             case .month: self = .month
+            case .json: self = .raw
             }
         }
     }

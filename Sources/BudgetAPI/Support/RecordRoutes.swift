@@ -73,8 +73,11 @@ struct RecordRoutes<Resource: TypedResource>: Sendable {
         }
         let context = context(database)
         let records = try await database.transaction { [allFields] connection in
-            try allFields.map { fields in
+            try allFields.enumerated().map { index, fields in
                 if let key = Resource.takenKey(fields, excluding: nil, in: context.ledger) { try key.refuse(connection.query(key.holder)) }
+                if let missing = Resource.missingReferences(fields, in: context.ledger) {
+                    try missing.refuse(connection.query(missing.query), prefix: "[\(index)].")
+                }
                 guard let record = try connection.write(Resource.insert(fields, context: context), rendering: Resource.shape.record) else {
                     preconditionFailure("INSERT … RETURNING answered no row")
                 }
@@ -132,7 +135,11 @@ struct RecordRoutes<Resource: TypedResource>: Sendable {
 
     /// 409 with `Location` when another record holds a unique key the write would take (`TakenKey`); a write
     /// that races this check still meets the key's unique index, and its 409 then names no record.
+    ///
+    /// Records the fields name that the ledger lacks (`MissingReferences`) are refused here too, by the
+    /// member naming them.
     private func refuseTakenKey(_ fields: Resource.Fields, excluding id: Int64?, database: Database) async throws {
+        if let missing = Resource.missingReferences(fields, in: database.ledger) { try missing.refuse(await database.query(missing.query)) }
         guard let key = Resource.takenKey(fields, excluding: id, in: database.ledger) else { return }
         try key.refuse(await database.query(key.holder))
     }

@@ -45,6 +45,12 @@ protocol TypedResource: Sendable {
     /// already, checked before the write so that its 409 names that record; nil (the default) when the
     /// fields set none.
     static func takenKey(_ fields: Fields, excluding id: Int64?, in ledger: LedgerID) -> TakenKey?
+    /// Records `fields` name that the ledger may lack where no foreign key's error could say which member
+    /// names them (a split's parts' categories), asked before the write; nil (the default) when there are none.
+    static func missingReferences(_ fields: Fields, in ledger: LedgerID) -> MissingReferences?
+    /// Every record of the ledger with its exported members (`shape.exported`'s columns) in id order, what
+    /// `export` writes; by default the whole table.
+    static func exportRows(in ledger: LedgerID) -> Query
 
     /// Mounts the resource's routes: by default `RecordRoutes`, the collection and its records.
     static func register(in router: inout Router<Database>, clock: CivilClock)
@@ -54,6 +60,8 @@ extension TypedResource {
     static var joins: Query { "" }
 
     static func takenKey(_ fields: Fields, excluding id: Int64?, in ledger: LedgerID) -> TakenKey? { nil }
+
+    static func missingReferences(_ fields: Fields, in ledger: LedgerID) -> MissingReferences? { nil }
 
     /// The table under its alias, e.g. `transactions t`: the stored and kept members read from it alone.
     static var table: Query { "\(unsafeSQL: collection) \(unsafeSQL: alias)" }
@@ -129,8 +137,6 @@ extension TypedResource {
         .plain(find(id: id, in: context.ledger), shape.record)
     }
 
-    /// Every record of the ledger with its exported members (`shape.exported`'s columns) in id order, what
-    /// `export` writes.
     static func exportRows(in ledger: LedgerID) -> Query {
         "SELECT \(shape.exported.columns) FROM \(table) WHERE \(inLedger(ledger)) ORDER BY \(idColumn)"
     }
@@ -194,6 +200,25 @@ struct TakenKey: Sendable {
         guard result.count > 0 else { return }
         let id = try result[0].decode(Int64.self, at: 0)
         throw APIError.taken(field: field, detail: detail, location: "/\(collection)/\(id)")
+    }
+}
+
+/// Records a write names that the ledger may not have, and the 422 that names the members naming them.
+struct MissingReferences: Sendable {
+    /// Answers one row per missing record, its first column the index `problem` takes.
+    let query: Query
+    /// The invalid field for the index a row of `query` answered, e.g. `splits[1].categoryId`.
+    let problem: @Sendable (_ index: Int64) -> Problem.FieldError
+
+    /// Throws the 422 naming every missing record `result` (of `query`) holds, its fields after `prefix`
+    /// (`[2].` for the third record of an array body).
+    func refuse(_ result: QueryResult, prefix: String = "") throws {
+        guard result.count > 0 else { return }
+        throw APIError.invalidFields(
+            try result.map { row in
+                let error = problem(try row.decode(Int64.self, at: 0))
+                return Problem.FieldError(field: prefix + error.field, message: error.message)
+            })
     }
 }
 

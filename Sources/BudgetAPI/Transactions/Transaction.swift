@@ -22,6 +22,16 @@ struct TransactionFields: Sendable {
     var payee: String??
     /// Only from a seed (`WriteMode.seed`): the other side of a transfer, which the server keeps.
     var transferID: Int64?
+    /// A split's parts (docs/api.md, Split transactions): absent, cleared (`null` turns a split back into a
+    /// plain transaction) or set, the parts in the order given.
+    var splits: [SplitPart]??
+
+    /// Whether the write makes the transaction a split with these parts.
+    var splitParts: [SplitPart]? { splits ?? nil }
+
+    /// How many parts a split has: two at least (one part would be a plain transaction), and a bound on what
+    /// one write may insert.
+    static let partCount = 2...100
 
     static let known = TransactionRecord.shape.writableNames
     /// Server-kept fields that clients may send back, and `_expand`'s; writes ignore them.
@@ -45,7 +55,7 @@ struct TransactionFields: Sendable {
         if mode.isComplete {
             // Without an account a transaction counts in its category alone, so it needs one (docs/accounts.md).
             if !reader.has("categoryId"), categoryIDFromPath == nil, accountIDFromPath == nil,
-                !reader.has("accountId") || reader.isNull("accountId")
+                !reader.has("accountId") || reader.isNull("accountId"), !reader.has("splits") || reader.isNull("splits")
             {
                 reader.fail("categoryId", "is required unless the transaction has an accountId")
             }
@@ -63,7 +73,52 @@ struct TransactionFields: Sendable {
         cleared = reader.oneOf("cleared", Self.clearedStates)
         payee = reader.nullable("payee") { $0.string("payee", length: 1...200) }
         if mode == .seed, !reader.isNull("transferId") { transferID = reader.id("transferId") }
+        splits = reader.nullable("splits") { reader in
+            reader.objects("splits", count: Self.partCount) { SplitPart(&$0, mode: mode) }
+        }
+        if let parts = splitParts {
+            if categoryIDFromPath != nil {
+                reader.fail("splits", "cannot be posted under a category, which the path names; post a split to /transactions")
+            } else if case .some(.some(_)) = categoryID {
+                reader.fail("categoryId", "must be absent or null on a split: each of its parts names its category")
+            }
+            // A PATCH that leaves the amount out is checked by the database against the stored one.
+            if let amount {
+                let total = Money(cents: parts.reduce(0) { $0 + $1.amount.cents })
+                if total != amount {
+                    reader.fail(
+                        "splits",
+                        "the parts add up to \(total), not to the amount \(amount) (a difference of \(Money(cents: amount.cents - total.cents)))")
+                }
+            }
+        }
         guard reader.errors.isEmpty else { throw APIError.invalidFields(reader.errors) }
+    }
+}
+
+/// One part of a split: a category's share of the transaction's amount, with a note of its own.
+struct SplitPart: Sendable {
+    /// Only from a seed: the part's id as an export wrote it. Clients may send a part's `id` back from what
+    /// they read; a write replaces the parts, so it is ignored.
+    var id: Int64?
+    var categoryID: Int64
+    var amount: Money
+    var note: String?
+
+    init(id: Int64?, categoryID: Int64, amount: Money, note: String?) {
+        (self.id, self.categoryID, self.amount, self.note) = (id, categoryID, amount, note)
+    }
+
+    init?(_ reader: inout FieldReader, mode: WriteMode) {
+        reader.rejectUnknown(known: mode == .seed ? ["id", "categoryId", "amount", "note"] : ["categoryId", "amount", "note"], ignored: ["id"])
+        if !reader.has("categoryId") || reader.isNull("categoryId") { reader.fail("categoryId", "is required: each part names its category") }
+        reader.require("amount")
+        let id = mode == .seed ? reader.id("id") : nil
+        let categoryID = reader.isNull("categoryId") ? nil : reader.id("categoryId")
+        let amount = reader.money("amount")
+        let note = reader.nullable("note") { $0.string("note", length: 0...2000) }
+        guard let categoryID, let amount else { return nil }
+        (self.id, self.categoryID, self.amount, self.note) = (id, categoryID, amount, note ?? nil)
     }
 }
 
@@ -88,10 +143,28 @@ enum TransactionRecord {
             RecordField("cleared", "t.cleared", .text, .stored),
             RecordField("payee", "t.payee", .text, .stored, isSearchable: true),
             RecordField("transferId", "t.transfer_id", .integer, .kept),
+            RecordField("parentId", "t.parent_id", .integer, .kept),
+            // Only a split pays for its parts' subquery; every other transaction's is null.
+            RecordField("splits", "CASE WHEN t.split THEN \(parts(of: "t")) END", .json, .stored),
             RecordField("createdAt", "t.created_at", .timestamp, .kept),
             RecordField("updatedAt", "t.updated_at", .timestamp, .kept),
             RecordField("version", "t.version", .integer, .kept),
         ])
+
+    /// The JSON array of the split `alias`'s parts in id order, `[{"id":…,"categoryId":…,"amount":…,"note":…}]`,
+    /// rendered by `row_to_json`, whose numbers and strings are the bytes `PlainRecord` writes.
+    static func parts(of alias: String) -> Query {
+        """
+        (SELECT \(partsArray) FROM transactions part \
+        WHERE part.ledger_id = \(unsafeSQL: alias).ledger_id AND part.parent_id = \(unsafeSQL: alias).id)
+        """
+    }
+
+    /// The array of rows `part` (id, category_id, amount, note), as `json`.
+    static var partsArray: Query {
+        let element = SQLFragments.jsonObject(columns: "part.id AS id, part.category_id AS \"categoryId\", part.amount AS amount, part.note AS note")
+        return "(\(SQLFragments.jsonArray(of: element, orderBy: "part.id")))::json"
+    }
 
     /// A transaction's CSV row (docs/api.md, CSV): its members with `category`, its category's title, right
     /// after `categoryId`, so that an exported file imports into another database by title. The row holds the

@@ -40,6 +40,19 @@ struct Transactions: CategoryChild {
     static func seedInsert(_ record: SeedRecord<TransactionFields>, context: RecordContext) -> Query {
         TransactionQueries.seedInsert(record, today: context.clock.today, in: context.ledger)
     }
+    static func delete(id: Int64, in ledger: LedgerID) -> Query {
+        TransactionQueries.delete(id: id, in: ledger)
+    }
+    static func exportRows(in ledger: LedgerID) -> Query {
+        TransactionQueries.exportRows(in: ledger)
+    }
+
+    static func missingReferences(_ fields: TransactionFields, in ledger: LedgerID) -> MissingReferences? {
+        guard let parts = fields.splitParts else { return nil }
+        return MissingReferences(query: TransactionQueries.missingPartCategories(parts, in: ledger)) { index in
+            .init(field: "splits[\(index)].categoryId", message: "no category has this id")
+        }
+    }
 
     static func takenKey(_ fields: TransactionFields, excluding id: Int64?, in ledger: LedgerID) -> TakenKey? {
         guard case .some(.some(let importID)) = fields.importID else { return nil }
