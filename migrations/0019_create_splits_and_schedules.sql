@@ -71,6 +71,13 @@ BEGIN
     IF NOT FOUND THEN
         RETURN NULL;  -- deleted, its parts with it
     END IF;
+    -- A part deleted because its category is (the foreign key's cascade, the category row already gone):
+    -- the split would lose money it still holds, so the category's deletion is refused instead.
+    IF TG_OP = 'DELETE' AND NOT EXISTS (SELECT 1 FROM categories k WHERE k.ledger_id = OLD.ledger_id AND k.id = OLD.category_id) THEN
+        RAISE EXCEPTION 'category % holds part % of split %', OLD.category_id, OLD.id, split_id
+            USING ERRCODE = 'foreign_key_violation', CONSTRAINT = 'categories_keep_their_split_parts',
+                  HINT = 'give the parts another category (or delete their splits) first';
+    END IF;
     SELECT sum(c.amount), count(*) INTO parts_total, parts
     FROM transactions c WHERE c.ledger_id = row_ledger AND c.parent_id = split_id;
     IF NOT is_split AND parts > 0 THEN
@@ -142,7 +149,30 @@ $$;
 COMMENT ON FUNCTION refuse_deleting_part(bigint, bigint, bigint) IS
     'Raises the error of deleting a part on its own; the API''s DELETE calls it for parts.';
 
--- A part is dated, titled and paid like its split: editing the split's date, title or payee edits its parts.
+-- A part is dated, titled and paid like its split: a statement that edits a part's date, title or payee
+-- itself is refused; the split's trigger below (one trigger level down) is what changes them.
+CREATE FUNCTION refuse_part_drift() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+    RAISE EXCEPTION 'transaction % is a part of split %: its date, title and payee are the split''s', OLD.id, OLD.parent_id
+        USING ERRCODE = 'check_violation', CONSTRAINT = 'transactions_parts_follow_their_split',
+              COLUMN = CASE WHEN OLD.date IS DISTINCT FROM NEW.date THEN 'date'
+                            WHEN OLD.title IS DISTINCT FROM NEW.title THEN 'title' ELSE 'payee' END,
+              HINT = 'edit the split instead';
+END;
+$$;
+
+CREATE TRIGGER transactions_parts_follow_their_split BEFORE UPDATE OF date, title, payee ON transactions
+    FOR EACH ROW
+    WHEN (NEW.parent_id IS NOT NULL AND pg_trigger_depth() = 0
+          AND (OLD.date IS DISTINCT FROM NEW.date OR OLD.title IS DISTINCT FROM NEW.title OR OLD.payee IS DISTINCT FROM NEW.payee))
+    EXECUTE FUNCTION refuse_part_drift();
+
+COMMENT ON FUNCTION refuse_part_drift() IS 'Refuses editing a part''s date, title or payee apart from its split''s.';
+COMMENT ON TRIGGER transactions_parts_follow_their_split ON transactions IS
+    'A part''s date, title and payee are its split''s: edited through the split only.';
+
+-- Editing the split's date, title or payee edits its parts.
 CREATE FUNCTION mirror_split() RETURNS trigger
 LANGUAGE plpgsql AS $$
 BEGIN

@@ -262,6 +262,30 @@ import APITestSupport
         }
     }
 
+    /// A part is dated, titled and paid like its split, and a category holding parts is not deleted from
+    /// under them (migrations/0019): both answer what to do instead, and change nothing.
+    @Test func aPartFollowsItsSplitAndKeepsItsCategory() async throws {
+        try await Self.withLedger { app in
+            let (parent, parts) = try await Self.postReceipt(app)
+            for (member, value) in [("title", #""Other""#), ("date", #""2026-11-11""#), ("payee", #""Someone""#)] {
+                let drift = try await app.request("PATCH", "/transactions/\(parts[0])", json: #"{"\#(member)":\#(value)}"#)
+                #expect(drift.status == 422 && drift.problemFields == [member], "\(member): \(drift.text)")
+            }
+            let part = try await app.request("GET", "/transactions/\(parts[0])")
+            #expect(part.object["title"] as? String == "Supermarket" && part.object["date"] as? String == "2026-11-10", "\(part.text)")
+
+            let refused = try await app.request("DELETE", "/categories/2")
+            #expect(refused.status == 409 && refused.problemFields == ["id"], "\(refused.text)")
+            #expect(try await app.request("GET", "/categories/2").status == 200)
+            #expect(try await Self.count(app) == "4")
+            // Once the part names another category, the category goes.
+            let moved = try await app.request("PATCH", "/transactions/\(parts[1])", json: #"{"categoryId":1}"#)
+            #expect(moved.status == 200, "\(moved.text)")
+            #expect(try await app.request("DELETE", "/categories/2").status == 200)
+            #expect(try await app.request("GET", "/transactions/\(parent)").object["amount"] as? Double == 60)
+        }
+    }
+
     // MARK: Batch, retries, import
 
     @Test func aSplitInAnAtomicBatchIsOneOperation() async throws {

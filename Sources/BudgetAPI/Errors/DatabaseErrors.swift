@@ -96,6 +96,15 @@ extension APIError {
             self = .conflict(field: "parentId", detail: "a part stays with its split: change the parent's splits instead")
         case (SQLState.foreignKeyViolation, "transactions_parts_go_with_parent"):
             self = .conflict(field: "parentId", detail: "a part of a split is deleted with its parent: delete or edit its parent (parentId) instead")
+        case (SQLState.checkViolation, "transactions_parts_follow_their_split"):
+            // The trigger names the member the write changed: date, title or payee.
+            self = .invalidFields([
+                .init(field: error.column ?? "date", message: "a part's date, title and payee are its split's: edit the split (parentId) instead")
+            ])
+        case (SQLState.foreignKeyViolation, "categories_keep_their_split_parts"):
+            // Deleting a category deletes its transactions, but a part's money belongs to its split too.
+            self = .conflict(
+                field: "id", detail: "parts of splits name this category: give them another category, or delete their splits, first")
         case (SQLState.foreignKeyViolation, "transactions_parent_id_fkey"):
             self = .invalidFields([.init(field: "parentId", message: "no transaction has this id")])
         case (SQLState.invalidRegularExpression, _):
