@@ -101,7 +101,8 @@ struct ScheduleFields: Sendable {
     /// `splits`: 2 to 100 parts, each `{categoryId, amount, note?}`; a bad part is named by its index,
     /// e.g. `splits[1].categoryId`.
     private static func parts(_ reader: inout FieldReader) -> [SchedulePart]? {
-        guard case .array(let values) = reader.value("splits") else {
+        guard let value = reader.value("splits") else { return nil }
+        guard case .array(let values) = value else {
             reader.fail("splits", "must be an array of parts {categoryId, amount, note}")
             return nil
         }
@@ -141,9 +142,9 @@ enum ScheduleRecord {
     /// The stored parts as the JSON array clients read, `[{categoryId, amount, note}]` in the order they were
     /// given, compact (`SQLFragments`); NULL for a schedule without parts.
     static let splitsJSON: Query = """
-        (SELECT '[' || string_agg(row_to_json(p)::text, ',' ORDER BY p.ordinal) || ']' \
-        FROM (SELECT (e.part ->> 'categoryId')::bigint AS "categoryId", (e.part ->> 'amount')::numeric(14,2) AS amount, \
-        e.part ->> 'note' AS note, e.ordinal FROM jsonb_array_elements(s.splits) WITH ORDINALITY AS e(part, ordinal)) p)
+        (SELECT '[' || string_agg((SELECT row_to_json(r) FROM (SELECT (e.part ->> 'categoryId')::bigint AS "categoryId", \
+        (e.part ->> 'amount')::numeric(14,2) AS amount, e.part ->> 'note' AS note) r)::text, ',' ORDER BY e.ordinal) || ']' \
+        FROM jsonb_array_elements(s.splits) WITH ORDINALITY AS e(part, ordinal))
         """
 
     static let shape = RecordShape(

@@ -106,7 +106,7 @@ enum ScheduleQueries {
         LEFT JOIN LATERAL (
             SELECT s.id AS schedule_id, d.date, s.title, s.amount
             FROM schedules s
-            CROSS JOIN LATERAL schedule_occurrences(s.frequency, s.first_date, s.end_date, s.posted_through, \(today) + \(days)) AS d(date)
+            CROSS JOIN LATERAL schedule_occurrences(s.frequency, s.first_date, s.end_date, s.posted_through, \(today) + \(days)::integer) AS d(date)
             WHERE \(Schedules.inLedger(ledger))
         ) o ON true
         ORDER BY o.date, o.schedule_id
