@@ -334,6 +334,30 @@ import APITestSupport
         }
     }
 
+    @Test func batchesAndIdempotencyKeysTakeSchedules() async throws {
+        try await Self.withLedger { app in
+            // The second schedule's part names no category: the atomic batch writes neither.
+            let failed = try await app.request(
+                "POST", "/batch",
+                json: """
+                    {"atomic":true,"operations":[
+                      {"method":"POST","path":"/schedules","body":{"title":"Rent","amount":1200,"categoryId":1,"frequency":"monthly"}},
+                      {"method":"POST","path":"/schedules","body":{"title":"Shop","amount":3,"splits":[{"categoryId":1,"amount":1},{"categoryId":9,"amount":2}],"frequency":"weekly"}}
+                    ]}
+                    """)
+            #expect(failed.status == 422, "\(failed.text)")
+            #expect(failed.text.contains(#""field":"splits[1].categoryId""#), "\(failed.text)")
+            #expect(try await app.scalar("SELECT count(*) FROM schedules") == "0")
+
+            let key = [("Idempotency-Key", "\"rent-once\"")]
+            let body = #"{"title":"Rent","amount":1200,"categoryId":1,"frequency":"monthly","firstDate":"2026-12-01"}"#
+            let first = try await app.request("POST", "/schedules", json: body, headers: key)
+            let again = try await app.request("POST", "/schedules", json: body, headers: key)
+            #expect(first.status == 201 && again.status == 201 && again.text == first.text && again.header("Idempotent-Replayed") == "true")
+            #expect(try await app.scalar("SELECT count(*) FROM schedules") == "1")
+        }
+    }
+
     @Test func exportAndSeedKeepSchedules() async throws {
         try await Self.withLedger { first in
             #expect(

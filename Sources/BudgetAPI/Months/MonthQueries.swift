@@ -29,6 +29,9 @@ enum MonthQueries {
     /// given a window sum of each category's closed form (`budgetedBefore`) beside its figures, so the answer
     /// stays one statement however many months came before.
     ///
+    /// `scheduled` is what the ledger's schedules still bring in the month (`ScheduleQueries.scheduled`), one
+    /// pass over the schedules beside the rest.
+    ///
     /// Columns: the `summary` columns, the feed position, then (`r.*`) the totals again, what the categories
     /// were given, the sort key and the category's `CategoryRecord.monthShape` record columns (from
     /// `monthRecordColumn`).
@@ -75,7 +78,8 @@ enum MonthQueries {
     /// month; the range's first month also carries what they were given before the range); `i` sums the
     /// income and uncategorised spending per month, income before the range counted in its first month.
     /// `toBeBudgeted` is then a running sum of both (docs/accounts.md, Income, uncategorised and what is left
-    /// to budget).
+    /// to budget). `sc` sums what the schedules still bring per month over the range in one pass
+    /// (`ScheduleQueries.scheduled`).
     static func summaries(_ range: MonthRange, in ledger: LedgerID) -> Query {
         """
         SELECT s.month, s.budgeted, s.spent, s.carried, s.remaining,
