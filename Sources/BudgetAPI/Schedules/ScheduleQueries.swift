@@ -78,16 +78,23 @@ enum ScheduleQueries {
     }
 
     /// A schedule under its seed id (or the next server id), with the times and version an export wrote.
-    /// An export does not hold what the poster handled: the poster of the server that serves the seed
-    /// handles the schedule from its first date again, and `importId` keeps it from posting an occurrence
-    /// whose transaction the seed holds.
+    ///
+    /// An export does not hold what the poster handled (`posted_through`, no member), so the seed finds it in
+    /// the transactions it loaded before the schedules (`TypedResources.all`): the last occurrence posted is
+    /// the latest transaction whose import id is `schedule:<id>:<its date>`. A posted transaction deleted
+    /// before the export is then not posted again, unless it was the last one; a schedule posted by hand has
+    /// none, and the poster lets its past occurrences pass at its first run.
     static func seedInsert(_ record: SeedRecord<ScheduleFields>, today: Query, in ledger: LedgerID) -> Query {
         let fields = record.fields
         return """
-            INSERT INTO schedules (ledger_id, id, \(columns), created_at, updated_at, version)
-            VALUES (\(ledger), coalesce(\(fields.id)::bigint, nextval('schedules_id_seq')), \(values(fields, today: today)),
-                    coalesce(\(record.createdAt)::timestamptz, now()), coalesce(\(record.updatedAt)::timestamptz, now()),
-                    coalesce(\(record.version)::integer, 1))
+            WITH n AS (SELECT coalesce(\(fields.id)::bigint, nextval('schedules_id_seq')) AS id)
+            INSERT INTO schedules (ledger_id, id, \(columns), posted_through, created_at, updated_at, version)
+            SELECT \(ledger), n.id, \(values(fields, today: today)),
+                   (SELECT max(t.date) FROM transactions t
+                    WHERE t.ledger_id = \(ledger) AND t.import_id = 'schedule:' || n.id || ':' || to_char(t.date, 'YYYY-MM-DD')),
+                   coalesce(\(record.createdAt)::timestamptz, now()), coalesce(\(record.updatedAt)::timestamptz, now()),
+                   coalesce(\(record.version)::integer, 1)
+            FROM n
             """
     }
 
