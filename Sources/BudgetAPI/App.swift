@@ -148,10 +148,10 @@ public enum BudgetApp {
         let cors = CORSPolicy(allowedOrigins: options.corsOrigins.map { .only($0) } ?? .any, exposedHeaders: exposedHeaders)
         let observers: [any RequestObserver] = [AccessLog(logger: logger), RequestMetrics(factory: metrics)]
         let sequencer = sync.sequencer
-        // Every process posts due schedules (SchedulePoster says why that is safe); what it posts is stamped
-        // for the feed at once, like a request's write.
+        // Every process posts due schedules (SchedulePoster says why that is safe), but a read-only one, which
+        // writes nothing; what it posts is stamped for the feed at once, like a request's write.
         let poster = SchedulePoster(pool: pool, clock: options.clock, logger: logger, onPosted: { sequencer.kick() })
-        poster.start()
+        if !options.isReadOnly { poster.start() }
         let connectionsPerLoop = options.connectionsPerLoop
         let trustsProxy = options.trustsProxy
         let streams = StreamSettings(pool: streamPool, maxRows: options.maxRows)

@@ -3,7 +3,8 @@ import Postgres
 import Synchronization
 
 /// Posts the due occurrences of every ledger's schedules (`post_due_schedules`, migrations/0019): once when
-/// the server starts, then every `interval`, on a pool connection, in every server process.
+/// the server starts, then every `interval`, on a pool connection, in every server process but a
+/// `--read-only` one, which writes nothing.
 ///
 /// Why a timer here, where `PeriodicPurge` has none: an occurrence falls due with the calendar, not with a
 /// request, and a client reading its account should find the rent posted whether or not anyone asked
@@ -36,8 +37,10 @@ public final class SchedulePoster: Sendable {
     func start() {
         let loop = Task { [self] in
             while !Task.isCancelled {
+                // Runs start an interval apart, however long one took.
+                let started = ContinuousClock.now
                 _ = try? await postDue()
-                try? await Task.sleep(for: Self.interval)
+                try? await Task.sleep(until: started + Self.interval, clock: .continuous)
             }
         }
         task.withLock { $0 = loop }
