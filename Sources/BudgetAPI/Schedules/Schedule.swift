@@ -140,12 +140,15 @@ struct ScheduleFields: Sendable {
 /// The members of a schedule, declared once (see `RecordShape`); the SQL reads a schedule row `s`.
 enum ScheduleRecord {
     /// The stored parts as the JSON array clients read, `[{categoryId, amount, note}]` in the order they were
-    /// given, compact (`SQLFragments`); NULL for a schedule without parts.
-    static let splitsJSON: Query = """
-        (SELECT '[' || string_agg((SELECT row_to_json(r) FROM (SELECT (e.part ->> 'categoryId')::bigint AS "categoryId", \
-        (e.part ->> 'amount')::numeric(14,2) AS amount, e.part ->> 'note' AS note) r)::text, ',' ORDER BY e.ordinal) || ']' \
-        FROM jsonb_array_elements(s.splits) WITH ORDINALITY AS e(part, ordinal))
-        """
+    /// given, compact (`SQLFragments`), as `json`; NULL for a schedule without parts.
+    static var splitsJSON: Query {
+        let element = SQLFragments.jsonObject(
+            columns: "(e.part ->> 'categoryId')::bigint AS \"categoryId\", (e.part ->> 'amount')::numeric(14,2) AS amount, e.part ->> 'note' AS note")
+        return """
+            CASE WHEN s.splits IS NOT NULL THEN (SELECT (\(SQLFragments.jsonArray(of: element, orderBy: "e.ordinal")))::json \
+            FROM jsonb_array_elements(s.splits) WITH ORDINALITY AS e(part, ordinal)) END
+            """
+    }
 
     static let shape = RecordShape(
         recordName: "schedule",
