@@ -504,6 +504,59 @@ COMMENT ON TRIGGER schedules_capture_updates ON schedules IS 'Feeds every schedu
 COMMENT ON TRIGGER schedules_capture_deletes ON schedules IS 'Feeds every schedule delete into the change feed (change_pending).';
 COMMENT ON TRIGGER schedules_capture_truncate ON schedules IS 'Notes every schedule as deleted before a TRUNCATE.';
 
+-- A part's categoryId is a key into categories that a foreign key cannot hold (it sits inside jsonb): checked
+-- when the parts are written, naming the first bad part as the API names it (splits[0].categoryId). A category
+-- deleted later takes the schedule's parts with it no further: the poster leaves such a schedule due until it
+-- is edited (post_due_schedules).
+CREATE FUNCTION check_schedule_part_categories() RETURNS trigger
+LANGUAGE plpgsql AS $$
+DECLARE
+    missing bigint;
+BEGIN
+    SELECT e.n - 1 INTO missing
+    FROM jsonb_array_elements(NEW.splits) WITH ORDINALITY e(part, n)
+    WHERE NOT EXISTS (SELECT 1 FROM categories c
+                      WHERE c.ledger_id = NEW.ledger_id AND c.id = (e.part ->> 'categoryId')::bigint)
+    ORDER BY e.n
+    LIMIT 1;
+    IF missing IS NOT NULL THEN
+        RAISE EXCEPTION 'schedule %: part % names no category of its ledger', NEW.id, missing
+            USING ERRCODE = 'foreign_key_violation', CONSTRAINT = 'schedules_part_category_id_fkey',
+                  COLUMN = 'splits[' || missing || '].categoryId';
+    END IF;
+    RETURN NEW;
+END;
+$$;
+
+CREATE TRIGGER schedules_part_category_id_fkey BEFORE INSERT OR UPDATE OF splits ON schedules
+    FOR EACH ROW WHEN (NEW.splits IS NOT NULL)
+    EXECUTE FUNCTION check_schedule_part_categories();
+
+COMMENT ON FUNCTION check_schedule_part_categories() IS 'Refuses a schedule part whose categoryId is no category of the ledger.';
+COMMENT ON TRIGGER schedules_part_category_id_fkey ON schedules IS
+    'Each part of a split schedule names a category of its ledger when written, as a foreign key would.';
+
+-- An account that schedules name is not deleted: the schedules' foreign key would refuse it too, but under
+-- the same constraint name a schedule naming no such account is refused with, so this says which it is.
+CREATE FUNCTION refuse_deleting_scheduled_account() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+    IF EXISTS (SELECT 1 FROM schedules WHERE ledger_id = OLD.ledger_id AND account_id = OLD.id) THEN
+        RAISE EXCEPTION 'account % has schedules: delete them or move them to another account first', OLD.id
+            USING ERRCODE = 'foreign_key_violation', CONSTRAINT = 'accounts_keep_their_schedules';
+    END IF;
+    RETURN OLD;
+END;
+$$;
+
+CREATE TRIGGER accounts_keep_their_schedules BEFORE DELETE ON accounts
+    FOR EACH ROW WHEN (pg_trigger_depth() = 0)
+    EXECUTE FUNCTION refuse_deleting_scheduled_account();
+
+COMMENT ON FUNCTION refuse_deleting_scheduled_account() IS 'Refuses deleting an account that schedules still name.';
+COMMENT ON TRIGGER accounts_keep_their_schedules ON accounts IS
+    'An account with schedules keeps them: they are deleted or moved first.';
+
 -- The poster (docs/splits-and-schedules.md): every due occurrence of an autoPost schedule, up to `today` in
 -- the server's time zone, becomes a transaction with import id schedule:<id>:<YYYY-MM-DD>; a schedule that
 -- is not autoPost only lets the occurrences before today pass. Every server process runs it at start and

@@ -148,10 +148,16 @@ public enum BudgetApp {
         let cors = CORSPolicy(allowedOrigins: options.corsOrigins.map { .only($0) } ?? .any, exposedHeaders: exposedHeaders)
         let observers: [any RequestObserver] = [AccessLog(logger: logger), RequestMetrics(factory: metrics)]
         let sequencer = sync.sequencer
+        // Every process posts due schedules (SchedulePoster says why that is safe), but a read-only one, which
+        // writes nothing; what it posts is stamped for the feed at once, like a request's write.
+        let poster = SchedulePoster(pool: pool, clock: options.clock, logger: logger, onPosted: { sequencer.kick() })
+        if !options.isReadOnly { poster.start() }
         let connectionsPerLoop = options.connectionsPerLoop
         let trustsProxy = options.trustsProxy
         let streams = StreamSettings(pool: streamPool, maxRows: options.maxRows)
-        return Service(notifications: sync.notifications, sequencer: sequencer, authCache: authCache, routes: routes.routes) { [routes] reactor in
+        return Service(
+            notifications: sync.notifications, sequencer: sequencer, authCache: authCache, schedulePoster: poster, routes: routes.routes
+        ) { [routes] reactor in
             let loopConnections =
                 connectionsPerLoop > 0
                 ? LoopConnections(reactor: reactor, pool: pool, count: connectionsPerLoop) : nil
@@ -182,6 +188,8 @@ public enum BudgetApp {
         let notifications: Notifications
         let sequencer: BackgroundDrain
         let authCache: AuthCache
+        /// Posts due schedules at start and every minute; tests run it at will.
+        public let schedulePoster: SchedulePoster
         /// Every route the service registered (method and pattern, unscoped: each also serves under
         /// `/ledgers/{L}/…` unless `Access` keeps it unscoped): what the isolation test walks.
         public let routes: [RouteSignature]
@@ -193,6 +201,7 @@ public enum BudgetApp {
         /// answers its pollers instead of cutting them off at the grace period. Call it before
         /// `Server.shutdown`.
         public func beginShutdown() {
+            schedulePoster.stop()
             notifications.stop()
             authCache.stop()
         }

@@ -38,7 +38,8 @@ import APITestSupport
             let response = try await app.request("GET", "/nope")
             #expect(response.status == 404)
             #expect(response.header("Content-Type") == "application/problem+json")
-            #expect((response.object["detail"] as? String)?.hasSuffix("categories, accounts, transactions, budgets, posts, profile") == true)
+            #expect(
+                (response.object["detail"] as? String)?.hasSuffix("categories, accounts, transactions, budgets, schedules, posts, profile") == true)
             #expect(try await app.request("POST", "/nope", json: "{}").status == 404)
             #expect(try await app.request("DELETE", "/nope/1").status == 404)
         }
@@ -78,7 +79,9 @@ import APITestSupport
         try await TestApp.with { app in
             try await app.seed(#"{"posts":[{"id":1}],"profile":{"a":1}}"#)
             let database = try await app.request("GET", "/db")
-            #expect(database.text == #"{"categories":[],"accounts":[],"transactions":[],"budgets":[],"posts":[{"id":1}],"profile":{"a":1}}"#)
+            #expect(
+                database.text
+                    == #"{"categories":[],"accounts":[],"transactions":[],"budgets":[],"schedules":[],"posts":[{"id":1}],"profile":{"a":1}}"#)
             let refused = try await app.request("PUT", "/db", json: #"{"notes":[]}"#)
             #expect(refused.status == 403)
             #expect(try await app.request("GET", "/posts").status == 200)

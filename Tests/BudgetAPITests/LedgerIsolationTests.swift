@@ -356,6 +356,34 @@ import APITestSupport
                 sample: Sample(path: "/accounts/1/reconcile", body: #"{"balance":"0.00","date":"2026-11-30"}"#),
                 attack: { f in try await f.attackReconcile() }),
 
+            // Schedules (issue #31) name accounts and categories, in their members and their parts: B's are unknown to A.
+            RouteCase(
+                method: "GET", pattern: "/schedules", kind: .ledger,
+                reads: read(
+                    "/schedules", "/schedules?q=canary", "/schedules?title_like=canary", "/schedules?_sort=-title", "/schedules?id=6",
+                    "/schedules?categoryId=6", "/schedules?_page=1&_per_page=1"),
+                sample: Sample(path: "/schedules")),
+            RouteCase(
+                method: "POST", pattern: "/schedules", kind: .ledger,
+                sample: Sample(path: "/schedules", body: #"{"title":"V","amount":1,"categoryId":1,"frequency":"once","firstDate":"2099-01-01"}"#),
+                attack: { f in try await f.attackPostSchedule() }),
+            RouteCase(
+                method: "GET", pattern: "/schedules/upcoming", kind: .ledger,
+                reads: read("/schedules/upcoming", "/schedules/upcoming?days=366"), sample: Sample(path: "/schedules/upcoming")),
+            RouteCase(
+                method: "GET", pattern: "/schedules/:id", kind: .ledger, reads: read("/schedules/1", "/schedules/5", "/schedules/6", "/schedules/7"),
+                sample: Sample(path: "/schedules/1")),
+            RouteCase(
+                method: "PUT", pattern: "/schedules/:id", kind: .ledger,
+                sample: Sample(path: "/schedules/1", body: #"{"title":"V","amount":1,"categoryId":1,"frequency":"once","firstDate":"2099-01-01"}"#),
+                attack: { f in try await f.attackPutSchedule() }),
+            RouteCase(
+                method: "PATCH", pattern: "/schedules/:id", kind: .ledger, sample: Sample(path: "/schedules/1", body: #"{"title":"V"}"#),
+                attack: { f in try await f.attackPatchSchedule() }),
+            RouteCase(
+                method: "DELETE", pattern: "/schedules/:id", kind: .ledger, sample: Sample(path: "/schedules/1"),
+                attack: { f in try await f.expectAbsent("DELETE", "/schedules/6", nil) }),
+
             // Generic collections.
             RouteCase(
                 method: "GET", pattern: "/:name", kind: .ledger,
@@ -480,6 +508,11 @@ final class Fixture {
         ]
         var accounts = [#"{"id":1,"name":"Checking","type":"checking","openingBalance":"100.00","openedOn":"2026-10-01"}"#]
         var budgets = [#"{"id":1,"categoryId":1,"month":"2026-11","amount":50}"#]
+        // Due in ten days, so that upcoming lists them and no poster run during the test changes them.
+        let soon = Self.day(daysFromNow: 10)
+        var schedules = [
+            #"{"id":1,"title":"Rent","amount":900,"accountId":1,"categoryId":2,"note":"\#(note)","frequency":"monthly","firstDate":"\#(soon)"}"#
+        ]
         var posts = [#"{"id":1,"title":"Hello","body":"\#(victim ? m + " body" : "hello")"}"#]
         var comments = [#"{"id":1,"postId":1,"text":"\#(victim ? m + " comment" : "first")"}"#]
         var extra = ""
@@ -503,6 +536,11 @@ final class Fixture {
                 #"{"id":12,"accountId":6,"title":"Split","amount":"-20.00","date":"2026-11-05","splits":[{"id":13,"categoryId":6,"amount":"-10.00","note":"\#(m) part"},{"id":14,"categoryId":7,"amount":"-10.00"}]}"#,
             ]
             budgets += [#"{"id":6,"categoryId":6,"month":"2026-11","amount":61}"#, #"{"id":7,"categoryId":7,"month":"2026-11","amount":71}"#]
+            schedules += [
+                #"{"id":5,"title":"Gym","amount":30,"categoryId":6,"frequency":"weekly","firstDate":"\#(soon)"}"#,
+                #"{"id":6,"title":"\#(m) schedule","amount":"42.42","accountId":6,"payee":"\#(m) payee","frequency":"monthly","firstDate":"\#(soon)","autoPost":true}"#,
+                #"{"id":7,"title":"Split","amount":3,"splits":[{"categoryId":7,"amount":1,"note":"\#(m) part"},{"categoryId":6,"amount":2}],"frequency":"once","firstDate":"\#(soon)"}"#,
+            ]
             posts += [
                 #"{"id":5,"title":"\#(m) five","body":"x"}"#, #"{"id":6,"title":"six","body":"\#(m) six"}"#,
                 #"{"id":8,"title":"eight","body":"\#(m) eight"}"#,
@@ -512,7 +550,7 @@ final class Fixture {
         }
         return """
             {"categories":[\(categories.joined(separator: ","))],"accounts":[\(accounts.joined(separator: ","))],"transactions":[\(transactions.joined(separator: ","))],\
-            "budgets":[\(budgets.joined(separator: ","))],"posts":[\(posts.joined(separator: ","))],\
+            "budgets":[\(budgets.joined(separator: ","))],"schedules":[\(schedules.joined(separator: ","))],"posts":[\(posts.joined(separator: ","))],\
             "comments":[\(comments.joined(separator: ","))],"profile":{"name":"\(victim ? m + " profile" : "home")"}\(extra)}
             """
     }
@@ -921,6 +959,35 @@ final class Fixture {
         if own.status != 200 { leak("POST /accounts/1/reconcile (A's account) as A: \(own.status) \(own.text.prefix(200))") }
     }
 
+    /// A schedule naming B's account 6, category 6 or (in a part) category 7 is 422; B's schedule ids are free in A.
+    func attackPostSchedule() async throws {
+        for body in [
+            #"{"title":"V","amount":1,"accountId":6,"frequency":"monthly"}"#,
+            #"{"title":"V","amount":1,"categoryId":6,"frequency":"monthly"}"#,
+            #"{"title":"V","amount":3,"splits":[{"categoryId":1,"amount":1},{"categoryId":7,"amount":2}],"frequency":"monthly"}"#,
+        ] {
+            let answer = try await attack("POST", "/schedules", body)
+            if answer.status != 422 { leak("POST /schedules \(body) (B's account or category) as A: \(answer.status) \(answer.text.prefix(200))") }
+        }
+        _ = try await expectCreated(
+            "POST", "/schedules", #"{"id":7,"title":"Seven","amount":1,"categoryId":1,"frequency":"once","firstDate":"2099-01-01"}"#)
+    }
+
+    func attackPutSchedule() async throws {
+        try await expectUnknownCategory("PUT", "/schedules/1", #"{"title":"V","amount":1,"categoryId":6,"frequency":"monthly"}"#)
+        let created = try await attack(
+            "PUT", "/schedules/5", #"{"title":"Five","amount":1,"categoryId":1,"frequency":"once","firstDate":"2099-01-01"}"#)
+        if created.status != 201 { leak("PUT /schedules/5 (id only B has) as A: \(created.status) \(created.text.prefix(200))") }
+    }
+
+    func attackPatchSchedule() async throws {
+        try await expectAbsent("PATCH", "/schedules/6", #"{"title":"V"}"#)
+        for body in [#"{"accountId":6}"#, #"{"splits":[{"categoryId":6,"amount":450},{"categoryId":1,"amount":450}]}"#] {
+            let answer = try await attack("PATCH", "/schedules/1", body)
+            if answer.status != 422 { leak("PATCH /schedules/1 \(body) (B's account or category) as A: \(answer.status) \(answer.text.prefix(200))") }
+        }
+    }
+
     func attackPostBudget() async throws {
         try await expectUnknownCategory("POST", "/budgets", #"{"categoryId":6,"month":"2026-12","amount":1}"#)
         _ = try await expectCreated("POST", "/budgets", #"{"id":6,"categoryId":1,"month":"2027-01","amount":1}"#)
@@ -1088,6 +1155,13 @@ final class Fixture {
         }
     }
 
+    /// The day `days` after today (UTC, the test server's zone), `YYYY-MM-DD`.
+    static func day(daysFromNow days: Double) -> String {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withFullDate]
+        return formatter.string(from: Date().addingTimeInterval(days * 24 * 3600))
+    }
+
     static func instant(secondsFromNow seconds: Double) -> String {
         let formatter = ISO8601DateFormatter()
         formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
@@ -1100,7 +1174,8 @@ final class Fixture {
     func digest(_ ledger: Int) async throws -> [String: String] {
         var digests: [String: String] = [:]
         let tables = [
-            "categories", "accounts", "transactions", "budgets", "collections", "documents", "change_log", "change_feed_state", "idempotency_keys",
+            "categories", "accounts", "transactions", "budgets", "schedules", "collections", "documents", "change_log", "change_feed_state",
+            "idempotency_keys",
         ]
         for table in tables {
             let keyed =

@@ -161,7 +161,7 @@ import TestSupport
             // Rent spent 480.00, Fun −5.00; income and transfers are in no category.
             #expect(
                 february.text.hasPrefix(
-                    #"{"month":"2025-02","budgeted":1600.00,"spent":475.00,"carried":0.00,"remaining":1125.00,"income":3000.00,"uncategorised":0.00,"toBeBudgeted":4360.00,"categories":[{"id":1,"#
+                    #"{"month":"2025-02","budgeted":1600.00,"spent":475.00,"carried":0.00,"remaining":1125.00,"income":3000.00,"uncategorised":0.00,"toBeBudgeted":4360.00,"scheduled":0.00,"categories":[{"id":1,"#
                 ),
                 "\(february.text)")
             let categories = try #require(february.object["categories"] as? [[String: Any]])
@@ -173,7 +173,7 @@ import TestSupport
             let january = try await app.request("GET", "/months?from=2025-01&to=2025-01")
             #expect(
                 january.text
-                    == #"[{"month":"2025-01","budgeted":1540.00,"spent":-7.00,"carried":0.00,"remaining":1547.00,"income":2000.00,"uncategorised":25.00,"toBeBudgeted":1960.00}]"#
+                    == #"[{"month":"2025-01","budgeted":1540.00,"spent":-7.00,"carried":0.00,"remaining":1547.00,"income":2000.00,"uncategorised":25.00,"toBeBudgeted":1960.00,"scheduled":0.00}]"#
             )
         }
     }

@@ -83,9 +83,9 @@ import APITestSupport
             #expect(months.status == 200)
             #expect(
                 months.text == #"""
-                    [{"month":"2025-11","budgeted":200.00,"spent":300.00,"carried":0.00,"remaining":-100.00,"income":0.00,"uncategorised":0.00,"toBeBudgeted":-200.00},\#
-                    {"month":"2025-12","budgeted":200.00,"spent":20.00,"carried":-50.00,"remaining":130.00,"income":0.00,"uncategorised":0.00,"toBeBudgeted":-400.00},\#
-                    {"month":"2026-01","budgeted":200.00,"spent":0.00,"carried":30.00,"remaining":230.00,"income":0.00,"uncategorised":0.00,"toBeBudgeted":-600.00}]
+                    [{"month":"2025-11","budgeted":200.00,"spent":300.00,"carried":0.00,"remaining":-100.00,"income":0.00,"uncategorised":0.00,"toBeBudgeted":-200.00,"scheduled":0.00},\#
+                    {"month":"2025-12","budgeted":200.00,"spent":20.00,"carried":-50.00,"remaining":130.00,"income":0.00,"uncategorised":0.00,"toBeBudgeted":-400.00,"scheduled":0.00},\#
+                    {"month":"2026-01","budgeted":200.00,"spent":0.00,"carried":30.00,"remaining":230.00,"income":0.00,"uncategorised":0.00,"toBeBudgeted":-600.00,"scheduled":0.00}]
                     """#)
             #expect(months.header("X-Sync-Seq") != nil)
 
@@ -93,7 +93,7 @@ import APITestSupport
             #expect(december.status == 200)
             #expect(
                 december.text.hasPrefix(
-                    #"{"month":"2025-12","budgeted":200.00,"spent":20.00,"carried":-50.00,"remaining":130.00,"income":0.00,"uncategorised":0.00,"toBeBudgeted":-400.00,"categories":[{"id":1,"#
+                    #"{"month":"2025-12","budgeted":200.00,"spent":20.00,"carried":-50.00,"remaining":130.00,"income":0.00,"uncategorised":0.00,"toBeBudgeted":-400.00,"scheduled":0.00,"categories":[{"id":1,"#
                 ))
             let categories = try #require(december.object["categories"] as? [[String: Any]])
             #expect(categories.map { $0["id"] as? Int } == [1, 2])
@@ -224,11 +224,11 @@ import APITestSupport
             #expect(missing.status == 400 && missing.problemFields == ["to"])
             #expect(
                 try await app.request("GET", "/months?from=2026-01&to=2026-01").text
-                    == #"[{"month":"2026-01","budgeted":0.00,"spent":0.00,"carried":0.00,"remaining":0.00,"income":0.00,"uncategorised":0.00,"toBeBudgeted":0.00}]"#
+                    == #"[{"month":"2026-01","budgeted":0.00,"spent":0.00,"carried":0.00,"remaining":0.00,"income":0.00,"uncategorised":0.00,"toBeBudgeted":0.00,"scheduled":0.00}]"#
             )
             #expect(
                 try await app.request("GET", "/months/2026-01").text
-                    == #"{"month":"2026-01","budgeted":0.00,"spent":0.00,"carried":0.00,"remaining":0.00,"income":0.00,"uncategorised":0.00,"toBeBudgeted":0.00,"categories":[]}"#
+                    == #"{"month":"2026-01","budgeted":0.00,"spent":0.00,"carried":0.00,"remaining":0.00,"income":0.00,"uncategorised":0.00,"toBeBudgeted":0.00,"scheduled":0.00,"categories":[]}"#
             )
         }
     }

@@ -54,6 +54,7 @@ enum JSONBodyTarget {
                 checkTransaction(members, mode: mode, prefix: prefix, categoryFromPath: 7)
                 checkBudget(members, mode: mode, prefix: prefix, monthFromPath: nil)
                 checkBudget(members, mode: mode, prefix: prefix, monthFromPath: Month("2026-11"))
+                checkSchedule(members, mode: mode, prefix: prefix)
             }
         }
 
@@ -166,6 +167,31 @@ enum JSONBodyTarget {
         }
         invariant(fields.amount.map { $0.cents >= 0 } ?? true, "negative budget \(String(describing: fields.amount))")
         checkCommon(id: fields.id, title: nil, amount: fields.amount, members: members)
+    }
+
+    private static func checkSchedule(_ members: JSONObject, mode: WriteMode, prefix: String) {
+        let fields: ScheduleFields
+        do {
+            fields = try ScheduleFields(members, mode: mode, fieldPrefix: prefix)
+        } catch {
+            expectInvalidFields(error, prefix: prefix, members: members, known: ScheduleFields.known.union(ScheduleFields.readOnly))
+            return
+        }
+        checkAccepted(members, known: ScheduleFields.known, readOnly: ScheduleFields.readOnly)
+        if mode.isComplete {
+            invariant(fields.title != nil && fields.amount != nil && fields.frequency != nil, "a complete schedule without its required fields")
+        }
+        invariant(fields.frequency.map(ScheduleFrequency.all.contains) ?? true, "frequency \(String(describing: fields.frequency))")
+        invariant(fields.firstDate.map { CalendarDay($0) != nil } ?? true, "firstDate \(String(describing: fields.firstDate))")
+        if let first = fields.firstDate, case .some(.some(let end)) = fields.endDate { invariant(end >= first, "endDate \(end) before \(first)") }
+        if case .some(.some(let parts)) = fields.splits {
+            invariant((2...SchedulePart.maximumCount).contains(parts.count), "\(parts.count) parts accepted")
+            invariant(parts.allSatisfy { $0.categoryID > 0 }, "a part without a category id")
+            if let amount = fields.amount { invariant(parts.reduce(0) { $0 + $1.amount.cents } == amount.cents, "parts that do not add up") }
+            invariant(fields.categoryID.map { $0 == nil } ?? true, "a categoryId beside splits")
+        }
+        checkPresent(members, ["id": fields.id != nil, "title": fields.title != nil, "frequency": fields.frequency != nil])
+        checkCommon(id: fields.id, title: fields.title, amount: fields.amount, members: members)
     }
 
     /// Accepted fields hold what the body said, in range.

@@ -30,7 +30,8 @@ extension APIError {
         case (SQLState.uniqueViolation, "categories_title_unique"):
             self = .conflict(field: "title", detail: "a category with this title already exists (titles are compared ignoring case)")
         case (SQLState.uniqueViolation, "categories_pkey"), (SQLState.uniqueViolation, "transactions_pkey"),
-            (SQLState.uniqueViolation, "budgets_pkey"), (SQLState.uniqueViolation, "accounts_pkey"):
+            (SQLState.uniqueViolation, "budgets_pkey"), (SQLState.uniqueViolation, "accounts_pkey"),
+            (SQLState.uniqueViolation, "schedules_pkey"):
             self = .conflict(field: "id", detail: "this id is already taken")
         case (SQLState.uniqueViolation, "transactions_import_id_unique"):
             // A write that raced another for the same key: the check before each write (TakenKey) names the
@@ -107,6 +108,28 @@ extension APIError {
                 field: "id", detail: "parts of splits name this category: give them another category, or delete their splits, first")
         case (SQLState.foreignKeyViolation, "transactions_parent_id_fkey"):
             self = .invalidFields([.init(field: "parentId", message: "no transaction has this id")])
+        // Schedules (migrations/0019): what Swift cannot check on a body alone, or a PATCH meets.
+        case (SQLState.foreignKeyViolation, "schedules_account_id_fkey"):
+            self = .invalidFields([.init(field: "accountId", message: "no account has this id")])
+        case (SQLState.foreignKeyViolation, "schedules_category_id_fkey"):
+            self = .invalidFields([.init(field: "categoryId", message: "no category has this id")])
+        case (SQLState.foreignKeyViolation, "schedules_part_category_id_fkey"):
+            // The trigger names the part, e.g. splits[1].categoryId.
+            self = .invalidFields([.init(field: error.column ?? "splits", message: "no category has this id")])
+        case (SQLState.foreignKeyViolation, "accounts_keep_their_schedules"):
+            self = .conflict(field: "id", detail: "schedules name this account; delete them or give them another account first")
+        case (SQLState.checkViolation, "schedules_end_after_first"):
+            self = .invalidFields([.init(field: "endDate", message: "must be on or after firstDate")])
+        case (SQLState.checkViolation, "schedules_account_or_category"):
+            self = .invalidFields([.init(field: "categoryId", message: "is required unless the schedule has an accountId or splits")])
+        case (SQLState.checkViolation, "schedules_category_or_splits"):
+            self = .invalidFields([
+                .init(field: "categoryId", message: "must be null on a schedule with splits: send splits: null with a categoryId to undo them")
+            ])
+        case (SQLState.checkViolation, "schedules_splits_add_up"):
+            self = .invalidFields([
+                .init(field: "splits", message: "the parts must add up to the amount exactly: send amount and splits together to change both")
+            ])
         case (SQLState.invalidRegularExpression, _):
             // An invalid `_like` (or `:like`) pattern is the client's mistake, a 400, not json-server's 500
             // (docs/json-server.md).

@@ -13,10 +13,11 @@ enum MonthQueries {
         RecordField("income", "income", .money, .derived),
         RecordField("uncategorised", "uncategorised", .money, .derived),
         RecordField("toBeBudgeted", "to_be_budgeted", .money, .derived),
+        RecordField("scheduled", "scheduled", .money, .derived),
     ])
 
     /// Where the feed position follows the `summary` columns.
-    static let positionColumn = 8
+    static let positionColumn = 9
 
     /// `GET /months/:month`: one row per category in id order, each with the month's totals (window sums,
     /// so the figures are computed once), the month and the feed position; no category still answers one
@@ -28,6 +29,9 @@ enum MonthQueries {
     /// given a window sum of each category's closed form (`budgetedBefore`) beside its figures, so the answer
     /// stays one statement however many months came before.
     ///
+    /// `scheduled` is what the ledger's schedules still bring in the month (`ScheduleQueries.scheduled`), one
+    /// pass over the schedules beside the rest.
+    ///
     /// Columns: the `summary` columns, the feed position, then (`r.*`) the totals again, what the categories
     /// were given, the sort key and the category's `CategoryRecord.monthShape` record columns (from
     /// `monthRecordColumn`).
@@ -36,7 +40,7 @@ enum MonthQueries {
         return """
             SELECT m.month, coalesce(r.total_budgeted, 0.00), coalesce(r.total_spent, 0.00),
                    coalesce(r.total_carried, 0.00), coalesce(r.total_remaining, 0.00),
-                   i.income, i.uncategorised, i.earned - coalesce(r.total_budgeted_so_far, 0.00),
+                   i.income, i.uncategorised, i.earned - coalesce(r.total_budgeted_so_far, 0.00), sc.scheduled,
                    \(ChangeFeedQueries.position(ledger)), r.*
             FROM (SELECT month, (month + interval '1 month')::date AS next FROM (SELECT \(month) AS month) chosen) m
             CROSS JOIN LATERAL (
@@ -45,6 +49,10 @@ enum MonthQueries {
                        coalesce(sum(-u.amount) FILTER (WHERE u.amount < 0), 0.00) AS earned
                 FROM \(budgetMoney(from: "m.month", before: "m.next", in: ledger))
             ) i
+            CROSS JOIN LATERAL (
+                SELECT coalesce(sum(x.scheduled), 0.00) AS scheduled
+                FROM (\(ScheduleQueries.scheduled(from: "m.month", before: "m.next", in: ledger))) x
+            ) sc
             LEFT JOIN LATERAL (
                 SELECT sum(f.budgeted) OVER () AS total_budgeted, sum(f.spent) OVER () AS total_spent,
                        sum(f.carried) OVER () AS total_carried, sum(f.remaining) OVER () AS total_remaining,
@@ -70,13 +78,14 @@ enum MonthQueries {
     /// month; the range's first month also carries what they were given before the range); `i` sums the
     /// income and uncategorised spending per month, income before the range counted in its first month.
     /// `toBeBudgeted` is then a running sum of both (docs/accounts.md, Income, uncategorised and what is left
-    /// to budget).
+    /// to budget). `sc` sums what the schedules still bring per month over the range in one pass
+    /// (`ScheduleQueries.scheduled`).
     static func summaries(_ range: MonthRange, in ledger: LedgerID) -> Query {
         """
         SELECT s.month, s.budgeted, s.spent, s.carried, s.remaining,
                coalesce(i.income, 0.00), coalesce(i.uncategorised, 0.00),
                sum(coalesce(i.earned, 0.00)) OVER running - sum(s.newly_budgeted) OVER running,
-               \(ChangeFeedQueries.position(ledger))
+               coalesce(sc.scheduled, 0.00), \(ChangeFeedQueries.position(ledger))
         FROM (
             SELECT g.month::date AS month, coalesce(sum(f.budgeted), 0.00) AS budgeted, coalesce(sum(f.spent), 0.00) AS spent,
                    coalesce(sum(f.carried), 0.00) AS carried, coalesce(sum(f.remaining), 0.00) AS remaining,
@@ -98,6 +107,8 @@ enum MonthQueries {
             FROM \(budgetMoney(from: range.first.sql, before: range.last.adding(1).sql, in: ledger))
             GROUP BY 1
         ) i ON i.month = s.month
+        LEFT JOIN (\(ScheduleQueries.scheduled(from: range.first.sql, before: range.last.adding(1).sql, in: ledger))) sc
+            ON sc.month = s.month
         WINDOW running AS (ORDER BY s.month ROWS UNBOUNDED PRECEDING)
         ORDER BY s.month
         """

@@ -16,7 +16,7 @@ struct MonthRoutes: Sendable {
         router.get("/reports/spending") { request, database in try await spending(request, database: database) }
     }
 
-    /// `{month, budgeted, spent, carried, remaining, income, uncategorised, toBeBudgeted, categories: [...]}`:
+    /// `{month, budgeted, spent, carried, remaining, income, uncategorised, toBeBudgeted, scheduled, categories: [...]}`:
     /// the totals over the categories, the budget's income (docs/accounts.md), and each category as
     /// `GET /categories?month=` answers it, by id.
     func month(_ request: Request, database: Database) async throws -> Response {

@@ -20,6 +20,19 @@ struct FieldReader {
 
     func isNull(_ name: String) -> Bool { members[name] == .null }
 
+    /// The member's value as the body holds it, for a member whose shape is its own (an array of parts).
+    func value(_ name: String) -> JSONValue? { members[name] }
+
+    /// A reader of an object inside this one, e.g. a part of `splits`, whose fields are named with this
+    /// reader's prefix and then `prefix` (`splits[1].categoryId`); `take` keeps what it found wrong.
+    func nested(_ members: JSONObject, prefix: String) -> FieldReader {
+        FieldReader(members, prefix: self.prefix + prefix)
+    }
+
+    mutating func take(_ nested: FieldReader) {
+        errors += nested.errors
+    }
+
     mutating func fail(_ name: String, _ message: String) {
         errors.append(.init(field: prefix + name, message: message))
     }

@@ -159,7 +159,7 @@ struct RecordContext: Sendable {
 /// The order matters: a seed loads the resources in it (an owner before the records that point at it), a
 /// wipe deletes them in reverse, and export, the feed's columns and the home page follow it.
 enum TypedResources {
-    static let all: [any TypedResource.Type] = [Categories.self, Accounts.self, Transactions.self, Budgets.self]
+    static let all: [any TypedResource.Type] = [Categories.self, Accounts.self, Transactions.self, Budgets.self, Schedules.self]
 
     /// The collection names, in order.
     static let names: [String] = all.map { $0.collection }

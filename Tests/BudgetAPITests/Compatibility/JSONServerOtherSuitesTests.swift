@@ -67,7 +67,7 @@ import APITestSupport
         #expect(response.text == Self.user)
         let reset = try await app.request("PUT", "/db", json: #"{"$schema":"./schema.json","user":{"name":"bar"}}"#)
         #expect(reset.status == 200)
-        #expect(reset.text == #"{"categories":[],"accounts":[],"transactions":[],"budgets":[],"user":{"name":"bar"}}"#)
+        #expect(reset.text == #"{"categories":[],"accounts":[],"transactions":[],"budgets":[],"schedules":[],"user":{"name":"bar"}}"#)
         #expect(try await app.request("GET", "/$schema").status == 404)
     }
 

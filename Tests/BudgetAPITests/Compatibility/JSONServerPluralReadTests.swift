@@ -45,7 +45,7 @@ import APITestSupport
         #expect(response.status == 200)
         #expect(response.header("Content-Type")?.contains("json") == true)
         let expected = """
-            {"categories":[],"accounts":[],"transactions":[],"budgets":[],"posts":\(F.array(F.posts)),"tags":\(F.array(F.tags)),\
+            {"categories":[],"accounts":[],"transactions":[],"budgets":[],"schedules":[],"posts":\(F.array(F.posts)),"tags":\(F.array(F.tags)),\
             "users":\(F.array(F.users)),"comments":\(F.array(F.comments)),"buyers":\(F.array(F.buyers)),\
             "refs":\(F.array(F.refs)),"stringIds":\(F.array(F.stringIds)),"deep":\(F.array(F.deep)),\
             "nested":\(F.array(F.nested)),"list":\(F.array(F.list))}
