@@ -22,7 +22,7 @@ import APITestSupport
         let before = try ReadmeCommand.commands(in: readme[walk.upperBound..<section.lowerBound]).filter { $0.method != "GET" }
         try #require(before.count >= 8, "the walk's and the accounts' writes were found")
         let quoted = try #require(text.firstMatch(of: /"scheduled":(-?[0-9.]+)/))
-        let balance = try #require(text.firstMatch(of: /from 3000\.00 to ([0-9.]+)/))
+        let balance = try #require(text.firstMatch(of: /from 3000\.00 to ([0-9]+\.[0-9]{2})/))
 
         var options = BudgetApp.Options()
         options.clock = CivilClock(now: try #require(Timestamp("2026-11-28T12:00:00Z")))

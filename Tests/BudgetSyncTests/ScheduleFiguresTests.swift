@@ -94,7 +94,7 @@ import TestSupport
                 if ["daily", "weekly"].contains(frequency.rawValue) && first < "2027-11-01" { continue }
                 let amount = n % 3 == 0 ? "-\(1000 + n).00" : "\(10 + n).25"
                 var members = [
-                    #""title":"s\#(n)""#, #""amount":"\#(amount)""#, #""accountId":\#(n % 2 + 1)""#,
+                    #""title":"s\#(n)""#, #""amount":"\#(amount)""#, #""accountId":\#(n % 2 + 1)"#,
                     #""frequency":"\#(frequency.rawValue)""#, #""firstDate":"\#(first)""#, #""autoPost":\#(n % 2 == 0)"#,
                 ]
                 if n % 4 == 1 {
@@ -153,7 +153,7 @@ import TestSupport
             try #require(created.status == 201, "\(created.text)")
             // What the server's own poster does at its next run, now: the answers below do not move while read.
             let posted = try #require(Int(try await server.scalar("SELECT post_due_schedules(DATE '\(Self.today)')") ?? ""))
-            #expect(posted > 100, "the autoPost schedules from before today posted their past occurrences")
+            #expect(posted > 50, "the autoPost schedules from before today posted their past occurrences")
             #expect(try await server.scalar("SELECT post_due_schedules(DATE '\(Self.today)')") == "0")
 
             let (client, store) = try server.makeClient(
