@@ -27,7 +27,10 @@ import TestSupport
                 return (BudgetLedger(categories: categories, transactions: transactions, budgets: [], accounts: accounts), transactions)
             }
 
-            let parts = [BudgetSplit(categoryId: 1, amount: try Self.money("62.30")), BudgetSplit(categoryId: 2, amount: 22, note: "lunch")]
+            let (groceries, total, left, household) = (
+                try Self.money("62.30"), try Self.money("84.30"), try Self.money("415.70"), try Self.money("4.30")
+            )
+            let parts = [BudgetSplit(categoryId: 1, amount: groceries), BudgetSplit(categoryId: 2, amount: 22, note: "lunch")]
             let body =
                 #"{"accountId":1,"title":"Supermarket","amount":"84.30","date":"2026-11-27","splits":"#
                 + String(decoding: try JSONEncoder().encode(parts), as: UTF8.self) + "}"
@@ -45,10 +48,10 @@ import TestSupport
             #expect(transactions.count == 3)
             #expect(Set(transactions.filter { $0.parentId == parent.id }.map(\.id)) == Set(partIDs))
             #expect(transactions.filter { $0.parentId == parent.id }.allSatisfy { $0.accountId == nil && $0.date == "2026-11-27" })
-            #expect(figures.figures(of: 1, in: november)?.spent == (try Self.money("62.30")))
+            #expect(figures.figures(of: 1, in: november)?.spent == groceries)
             #expect(figures.figures(of: 2, in: november)?.spent == 22)
-            #expect(figures.balances(of: 1)?.balance == (try Self.money("415.70")))
-            #expect(figures.summary(in: november).uncategorised == 0 && figures.summary(in: november).spent == (try Self.money("84.30")))
+            #expect(figures.balances(of: 1)?.balance == left)
+            #expect(figures.summary(in: november).uncategorised == 0 && figures.summary(in: november).spent == total)
 
             // The parts replaced, in one queued PATCH of the parent as the store holds it.
             let held = try #require(try await store.records(in: "transactions")["\(parent.id)"])
@@ -60,8 +63,8 @@ import TestSupport
             let newParts = transactions.filter { $0.parentId == parent.id }
             #expect(transactions.count == 3 && newParts.count == 2 && Set(newParts.map(\.id)).isDisjoint(with: partIDs))
             #expect(figures.figures(of: 1, in: november)?.spent == 80 && figures.figures(of: 2, in: november)?.spent == 0)
-            #expect(figures.figures(of: 3, in: november)?.spent == (try Self.money("4.30")))
-            #expect(figures.balances(of: 1)?.balance == (try Self.money("415.70")))
+            #expect(figures.figures(of: 3, in: november)?.spent == household)
+            #expect(figures.balances(of: 1)?.balance == left)
 
             // A part refused on its own: the rejection names it, and the queue is left as it was.
             let part = try #require(try await store.records(in: "transactions")["\(newParts[0].id)"])
