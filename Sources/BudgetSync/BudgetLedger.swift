@@ -73,6 +73,9 @@ public struct MonthSummary: Sendable, Hashable {
     /// All income up to this month's end minus what every category was given from its first month through
     /// this one; negative when more was budgeted than came in.
     public var toBeBudgeted: Decimal
+    /// The schedules' occurrences in this month not handled yet (from each one's `nextDate`), summed in the
+    /// transactions' sense: positive is money still to go out (docs/splits-and-schedules.md).
+    public var scheduled: Decimal
 }
 
 /// Month figures computed from the records an app holds, with the server's rules (docs/budgetsync.md), so
@@ -85,6 +88,11 @@ public struct MonthSummary: Sendable, Hashable {
 ///
 /// With accounts (docs/accounts.md) it also answers each account's balances and a month's `income`,
 /// `uncategorised` and `toBeBudgeted` (`summary(in:)`), by the money rules the server applies.
+///
+/// A split (docs/splits-and-schedules.md) counts once on each side: its parts, which carry the categories,
+/// in the category and month figures; its parent, which carries the account, in the balances and nowhere
+/// else. With schedules it answers their occurrences still to come (`upcoming(days:today:)`) and each
+/// month's `scheduled`.
 public struct BudgetLedger: Sendable {
     private struct History: Sendable {
         var category: BudgetCategory
@@ -98,10 +106,13 @@ public struct BudgetLedger: Sendable {
     /// Per month index, the income and uncategorised spending of the on-budget accounts.
     private let income: [Int: Decimal]
     private let uncategorised: [Int: Decimal]
+    private let schedules: [BudgetSchedule]
 
     public init(
-        categories: [BudgetCategory], transactions: [BudgetTransaction], budgets: [MonthlyBudget], accounts: [BudgetAccount] = []
+        categories: [BudgetCategory], transactions: [BudgetTransaction], budgets: [MonthlyBudget], accounts: [BudgetAccount] = [],
+        schedules: [BudgetSchedule] = []
     ) {
+        self.schedules = schedules
         var histories: [Int: History] = [:]
         for category in categories {
             histories[category.id] = History(category: category, first: BudgetMonth(category.createdAt.prefix(7))?.index)
@@ -110,6 +121,7 @@ public struct BudgetLedger: Sendable {
             let first = histories[id]?.first
             histories[id]?.first = first.map { min($0, month) } ?? month
         }
+        // A split's parent has no category, its parts have one each: the parts count here, as on the server.
         for transaction in transactions {
             guard let categoryID = transaction.categoryId, let month = BudgetMonth(transaction.date.prefix(7))?.index else { continue }
             histories[categoryID]?.spent[month, default: 0] += transaction.amount
@@ -127,6 +139,7 @@ public struct BudgetLedger: Sendable {
             balances[account.id] = AccountBalances(
                 accountId: account.id, balance: account.openingBalance, clearedBalance: account.openingBalance, unclearedBalance: 0)
         }
+        // A split's parts have no account, its parent has the account and the total: the parent counts here.
         for transaction in transactions {
             guard let accountID = transaction.accountId, balances[accountID] != nil else { continue }
             balances[accountID]?.balance -= transaction.amount
@@ -141,7 +154,8 @@ public struct BudgetLedger: Sendable {
         // docs/accounts.md: a transaction counts in the budget's income and uncategorised when its account is
         // on budget, it has no category, and it is not a transfer whose other side is in an on-budget account
         // (money moving inside the budget). An account or other side the app does not hold counts as the
-        // server's joins do: an unknown account is not on budget, an unknown other side is not either.
+        // server's joins do: an unknown account is not on budget, an unknown other side is not either. A split's
+        // parent has no category but is not income or uncategorised: its parts have categories.
         let onBudget = Set(accounts.filter(\.onBudget).map(\.id))
         var accountOfTransaction: [Int: Int] = [:]
         for transaction in transactions {
@@ -149,7 +163,7 @@ public struct BudgetLedger: Sendable {
         }
         var income: [Int: Decimal] = [:], uncategorised: [Int: Decimal] = [:]
         for transaction in transactions {
-            guard transaction.categoryId == nil, let accountID = transaction.accountId, onBudget.contains(accountID),
+            guard transaction.categoryId == nil, !transaction.isSplit, let accountID = transaction.accountId, onBudget.contains(accountID),
                 let month = BudgetMonth(transaction.date.prefix(7))?.index
             else { continue }
             if let otherSide = transaction.transferId, let otherAccount = accountOfTransaction[otherSide], onBudget.contains(otherAccount) {
@@ -210,6 +224,33 @@ public struct BudgetLedger: Sendable {
             month: month,
             budgeted: categories.reduce(0) { $0 + $1.budgeted }, spent: categories.reduce(0) { $0 + $1.spent },
             carried: categories.reduce(0) { $0 + $1.carried }, remaining: categories.reduce(0) { $0 + $1.remaining },
-            income: income[month.index] ?? 0, uncategorised: uncategorised[month.index] ?? 0, toBeBudgeted: earned - given)
+            income: income[month.index] ?? 0, uncategorised: uncategorised[month.index] ?? 0, toBeBudgeted: earned - given,
+            scheduled: scheduled(in: month))
+    }
+
+    /// The schedules' occurrences not handled yet up to `days` days after `today`, by date then schedule id:
+    /// what `GET /schedules/upcoming?days=` answers when the server's today is `today`.
+    ///
+    /// An occurrence is still to come from its schedule's `nextDate` on, as the server held it at the last
+    /// pull: a due occurrence of an auto-posted schedule stays here until the server posts it and its
+    /// `nextDate` moves on.
+    public func upcoming(days: Int, today: BudgetDate) -> [ScheduledOccurrence] {
+        let through = today.adding(days: days)
+        return schedules.flatMap { schedule in
+            schedule.pendingOccurrences(through: through).map {
+                ScheduledOccurrence(scheduleId: schedule.id, date: $0, title: schedule.title, amount: schedule.amount)
+            }
+        }
+        .sorted { ($0.date, $0.scheduleId) < ($1.date, $1.scheduleId) }
+    }
+
+    private func scheduled(in month: BudgetMonth) -> Decimal {
+        let start = BudgetDate.clamped(monthIndex: month.index, day: 1), end = BudgetDate.lastDay(ofMonthIndex: month.index)
+        var total: Decimal = 0
+        for schedule in schedules {
+            let count = schedule.pendingOccurrences(through: end).drop { $0 < start }.count
+            total += schedule.amount * Decimal(count)
+        }
+        return total
     }
 }

@@ -40,16 +40,26 @@ public struct BudgetTransaction: Sendable, Hashable, Decodable {
     public var payee: String?
     /// For one side of a transfer, the other side's id.
     public var transferId: Int?
+    /// For a part of a split, its parent's id; nil otherwise (docs/splits-and-schedules.md).
+    public var parentId: Int?
+    /// For the parent of a split, its parts in id order (each with its own transaction `id`); nil otherwise.
+    /// The parts are transactions of their own too, with `parentId`: they carry the categories, the parent
+    /// the account.
+    public var splits: [BudgetSplit]?
     public var createdAt: String
     public var updatedAt: String
     public var version: Int
 
     private enum CodingKeys: String, CodingKey {
-        case id, categoryId, title, amount, date, note, accountId, cleared, payee, transferId, createdAt, updatedAt, version
+        case id, categoryId, title, amount, date, note, accountId, cleared, payee, transferId, parentId, splits, createdAt, updatedAt
+        case version
     }
 
+    /// Whether this is the parent of a split: the account counts it, the categories and months its parts.
+    public var isSplit: Bool { splits != nil }
+
     /// Records from a server before accounts have none of the account members; they decode as a transaction
-    /// in no account, uncleared.
+    /// in no account, uncleared. Records from a server before splits decode as neither parent nor part.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         id = try container.decode(Int.self, forKey: .id)
@@ -62,6 +72,8 @@ public struct BudgetTransaction: Sendable, Hashable, Decodable {
         cleared = try container.decodeIfPresent(ClearedState.self, forKey: .cleared) ?? .uncleared
         payee = try container.decodeIfPresent(String.self, forKey: .payee)
         transferId = try container.decodeIfPresent(Int.self, forKey: .transferId)
+        parentId = try container.decodeIfPresent(Int.self, forKey: .parentId)
+        splits = try container.decodeIfPresent([BudgetSplit].self, forKey: .splits)
         createdAt = try container.decode(String.self, forKey: .createdAt)
         updatedAt = try container.decode(String.self, forKey: .updatedAt)
         version = try container.decode(Int.self, forKey: .version)

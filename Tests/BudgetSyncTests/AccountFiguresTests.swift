@@ -7,7 +7,8 @@ import TestSupport
 /// `BudgetLedger` computes each account's balances and a month's `income`, `uncategorised` and
 /// `toBeBudgeted` from the records a client pulled, with the server's money rules (docs/accounts.md): here
 /// equal to the server's for every account and month of a history with transfers, income, refunds, cleared
-/// and reconciled rows and off-budget accounts.
+/// and reconciled rows, off-budget accounts and splits (docs/splits-and-schedules.md: the parts count in the
+/// categories, the parent in the account only).
 @Suite struct AccountFiguresTests {
     /// An account's balances as `/accounts/{id}` answers them.
     struct ServerBalances: Decodable, Equatable {
@@ -48,6 +49,16 @@ import TestSupport
         ("POST", "/transactions", #"{"accountId":1,"title":"Refund without a category","amount":"-15.00","date":"2025-12-03"}"#),
         ("POST", "/transactions", #"{"accountId":5,"title":"Dividend","amount":"-30.00","date":"2025-11-30","cleared":"cleared"}"#),
         ("POST", "/categories/3/transactions", #"{"title":"Present","amount":"25.00","date":"2025-12-10"}"#),
+        // Transaction 11 split into 12 and 13; 14 split into 15 to 17, then into 18 and 19 (money back, cleared).
+        (
+            "POST", "/transactions",
+            #"{"accountId":1,"title":"Supermarket","amount":"84.30","date":"2025-11-08","payee":"FreshMart","splits":[{"categoryId":1,"amount":"62.30"},{"categoryId":3,"amount":"22.00","note":"wrapping"}]}"#
+        ),
+        (
+            "POST", "/accounts/3/transactions",
+            #"{"title":"Returns","amount":"-30.00","date":"2025-12-05","cleared":"cleared","splits":[{"categoryId":1,"amount":"-20.00"},{"categoryId":2,"amount":"-5.00"},{"categoryId":3,"amount":"-5.00"}]}"#
+        ),
+        ("PATCH", "/transactions/14", #"{"splits":[{"categoryId":1,"amount":"-18.00"},{"categoryId":3,"amount":"-12.00"}]}"#),
         ("PUT", "/categories/1/budgets/2025-11", #"{"amount":"350.00"}"#),
         ("PUT", "/categories/3/budgets/2025-10", #"{"amount":"50.00"}"#),
         ("PUT", "/categories/2/budgets/2026-01", #"{"amount":"900.00"}"#),
@@ -101,8 +112,10 @@ import TestSupport
             let categories = try await store.records(in: "categories").values.map { try $0.decode(BudgetCategory.self, using: decoder) }
             let transactions = try await store.records(in: "transactions").values.map { try $0.decode(BudgetTransaction.self, using: decoder) }
             let budgets = try await store.records(in: "budgets").values.map { try $0.decode(MonthlyBudget.self, using: decoder) }
-            #expect(accounts.count == 5 && categories.count == 3 && transactions.count == 18 && budgets.count == 3)
-            #expect(transactions.filter { $0.categoryId == nil }.count == 12 && transactions.contains { $0.cleared == .reconciled })
+            #expect(accounts.count == 5 && categories.count == 3 && transactions.count == 24 && budgets.count == 3)
+            #expect(transactions.filter { $0.categoryId == nil }.count == 14 && transactions.contains { $0.cleared == .reconciled })
+            #expect(transactions.filter(\.isSplit).map(\.id).sorted() == [11, 14])
+            #expect(transactions.filter { $0.parentId != nil }.map(\.id).sorted() == [12, 13, 18, 19])
             let ledger = BudgetLedger(categories: categories, transactions: transactions, budgets: budgets, accounts: accounts)
 
             for id in 1...5 {
@@ -115,9 +128,10 @@ import TestSupport
                         unclearedBalance: computed.unclearedBalance) == expected, "account \(id)")
             }
             // The rules by hand for the checking account: 1000.00 + 2500.00 + 2500.00 − 85.40 − 800.00 − 42.00
-            // + 15.00 − 400.00 + 2000.00 − 300.00; of it uncleared −42.00 + 15.00 + 2000.00 − 300.00.
+            // + 15.00 − 400.00 + 2000.00 − 300.00 − 84.30 (the split, once); of it uncleared −42.00 + 15.00
+            // + 2000.00 − 300.00 − 84.30.
             let checking = try #require(ledger.balances(of: 1))
-            #expect(checking.balance == Decimal(string: "6387.60") && checking.unclearedBalance == Decimal(string: "1673.00"))
+            #expect(checking.balance == Decimal(string: "6303.30") && checking.unclearedBalance == Decimal(string: "1588.70"))
             #expect(checking.clearedBalance + checking.unclearedBalance == checking.balance)
 
             // From before anything began to after the categories' creation month (this month).
@@ -140,7 +154,7 @@ import TestSupport
             #expect(compared >= 17)
             // Spot checks of the rules: November's salary and the loan paid out are income, December's refund
             // without a category too; the transfer into the investment is uncategorised, the one to savings
-            // nothing. Given by December: Groceries 300 + 350 + 300, Rent 800 × 3, Gifts 50 + 0 + 0.
+            // nothing. The splits' parents, without a category, are neither (their parts are categorised). Given by December: Groceries 300 + 350 + 300, Rent 800 × 3, Gifts 50 + 0 + 0.
             let november = ledger.summary(in: try #require(BudgetMonth("2025-11")))
             #expect(november.income == Decimal(string: "4500.00") && november.uncategorised == Decimal(string: "42.00"))
             let december = ledger.summary(in: try #require(BudgetMonth("2025-12")))
