@@ -65,7 +65,13 @@ struct RecordRoutes<Resource: TypedResource>: Sendable {
         guard invalid.isEmpty else { throw APIError.invalidFields(invalid) }
         guard isArray else {
             try await refuseTakenKey(allFields[0], excluding: nil, database: database)
-            guard let record = try await database.write(Resource.insert(allFields[0], context: context(database)), rendering: Resource.shape.record)
+            let insert = Resource.insert(allFields[0], context: context(database))
+            guard
+                let record = try await namingMissingReferences(
+                    allFields[0], database: database,
+                    {
+                        try await database.write(insert, rendering: Resource.shape.record)
+                    })
             else {
                 preconditionFailure("INSERT … RETURNING answered no row")
             }
@@ -95,8 +101,11 @@ struct RecordRoutes<Resource: TypedResource>: Sendable {
         if let problem = Self.idOutsideSharedSpace(id, caller: database.caller, field: "id") { throw APIError.invalidFields([problem]) }
         try await refuseTakenKey(fields, excluding: id, database: database)
         guard
-            let record = try await database.write(
-                Resource.replace(id: id, with: fields, context: context(database)), rendering: Resource.shape.record)
+            let record = try await namingMissingReferences(
+                fields, database: database,
+                {
+                    try await database.write(Resource.replace(id: id, with: fields, context: context(database)), rendering: Resource.shape.record)
+                })
         else {
             preconditionFailure("INSERT … ON CONFLICT … RETURNING answered no row")
         }
@@ -110,7 +119,12 @@ struct RecordRoutes<Resource: TypedResource>: Sendable {
         let fields = try Resource.fields(from: members, mode: .partial, fieldPrefix: "")
         try checkBodyID(Resource.id(of: fields), matches: id)
         try await refuseTakenKey(fields, excluding: id, database: database)
-        guard let record = try await database.write(Resource.update(id: id, with: fields, in: database.ledger), rendering: Resource.shape.record)
+        guard
+            let record = try await namingMissingReferences(
+                fields, database: database,
+                {
+                    try await database.write(Resource.update(id: id, with: fields, in: database.ledger), rendering: Resource.shape.record)
+                })
         else {
             throw APIError.notFound(resource: Resource.recordName, id: id)
         }
@@ -136,12 +150,29 @@ struct RecordRoutes<Resource: TypedResource>: Sendable {
     /// 409 with `Location` when another record holds a unique key the write would take (`TakenKey`); a write
     /// that races this check still meets the key's unique index, and its 409 then names no record.
     ///
-    /// Records the fields name that the ledger lacks (`MissingReferences`) are refused here too, by the
-    /// member naming them.
+    /// Inside a transaction (a batch), records the fields name that the ledger lacks (`MissingReferences`)
+    /// are refused here too, by the member naming them: a failed write would abort the transaction before
+    /// they could be looked up. On its own a write looks them up only when it fails (`namingMissingReferences`).
     private func refuseTakenKey(_ fields: Resource.Fields, excluding id: Int64?, database: Database) async throws {
-        if let missing = Resource.missingReferences(fields, in: database.ledger) { try missing.refuse(await database.query(missing.query)) }
+        if database.isInTransaction, let missing = Resource.missingReferences(fields, in: database.ledger) {
+            try missing.refuse(await database.query(missing.query))
+        }
         guard let key = Resource.takenKey(fields, excluding: id, in: database.ledger) else { return }
         try key.refuse(await database.query(key.holder))
+    }
+
+    /// Runs `write`, a statement of its own; when a foreign key refuses it, names the member that holds the
+    /// missing record (`MissingReferences`, e.g. `splits[1].categoryId`) instead of the key's generic field.
+    /// Looking only after a failure keeps the lookup off the path of every write that succeeds.
+    private func namingMissingReferences(
+        _ fields: Resource.Fields, database: Database, _ write: () async throws -> WrittenRecord?
+    ) async throws -> WrittenRecord? {
+        do {
+            return try await write()
+        } catch let error as PostgresError where error.sqlState == SQLState.foreignKeyViolation && !database.isInTransaction {
+            if let missing = Resource.missingReferences(fields, in: database.ledger) { try missing.refuse(await database.query(missing.query)) }
+            throw error
+        }
     }
 
     /// The largest id a user may choose on a server with users: every ledger's server-assigned ids come from one
