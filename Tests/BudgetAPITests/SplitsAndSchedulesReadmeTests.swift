@@ -10,34 +10,18 @@ import APITestSupport
 /// occurrences and `nextDate` are those it shows whatever day the test runs.
 @Suite struct SplitsAndSchedulesReadmeTests {
     @Test func theReadmesSplitAndSchedulesAnswerAsTheServerDoes() async throws {
-        let readme = try ReadmeCommand.readme()
-        let walk = try #require(readme.range(of: "## A walk through with curl"))
-        let section = try #require(readme.range(of: "## Splits and schedules"))
-        let sectionEnd = try #require(readme.range(of: "\n## ", range: section.upperBound..<readme.endIndex)).lowerBound
-        let text = readme[section.upperBound..<sectionEnd]
-        let answers = text.components(separatedBy: "```json\n").dropFirst()
-            .flatMap { $0.components(separatedBy: "\n```")[0].split(separator: "\n").map(String.init) }
-        let commands = try ReadmeCommand.commands(in: text)
-        try #require(commands.count == 4 && answers.count == 4, "\(commands.count) commands, \(answers.count) answers")
-        let before = try ReadmeCommand.commands(in: readme[walk.upperBound..<section.lowerBound]).filter { $0.method != "GET" }
-        try #require(before.count >= 8, "the walk's and the accounts' writes were found")
+        let section = try ReadmeSection("## Splits and schedules")
+        let text = section.text
+        try #require(
+            section.commands.count == 4 && section.answers.count == 4, "\(section.commands.count) commands, \(section.answers.count) answers")
+        try #require(section.writesBefore.count >= 8, "the walk's and the accounts' writes were found")
         let quoted = try #require(text.firstMatch(of: /"scheduled":(-?[0-9.]+)/))
         let balance = try #require(text.firstMatch(of: /from 3000\.00 to ([0-9]+\.[0-9]{2})/))
 
         var options = BudgetApp.Options()
         options.clock = CivilClock(now: try #require(Timestamp("2026-11-28T12:00:00Z")))
         try await TestApp.with(options: options) { app in
-            for command in before {
-                let response = try await app.send(command)
-                #expect(response.status < 500, "\(command.method) \(command.target): \(response.text)")
-            }
-            for (command, answer) in zip(commands, answers) {
-                let response = try await app.send(command)
-                #expect(response.status < 300, "\(command.method) \(command.target): \(response.text)")
-                #expect(
-                    try AccountsReadmeTests.comparable(response.text) == AccountsReadmeTests.comparable(answer),
-                    "\(command.method) \(command.target):\n\(response.text)\nREADME:\n\(answer)")
-            }
+            try await section.replay(on: app, comparable: AccountsReadmeTests.comparable)
             let december = try await app.request("GET", "/months/2026-12").object
             #expect(String(format: "%.2f", december["scheduled"] as? Double ?? .nan) == String(quoted.1))
             let checking = try await app.request("GET", "/accounts/1").object
