@@ -11,7 +11,7 @@ public struct Cursor: Sendable {
     /// The most rows one batch asks for, however small the rows.
     public static let maxBatchRows = 8192
 
-    public let name: String
+    public let name: SQLIdentifier
     /// The column text one batch aims at.
     public let batchBytes: Int
     /// Rows the next batch asks for.
@@ -25,20 +25,17 @@ public struct Cursor: Sendable {
     ///   - name: an identifier the program chose (never user input), unique among the transaction's open cursors.
     ///   - firstCount: rows the first batch asks for, before any row's size is known.
     public init(_ name: String, for query: Query, on connection: Connection, batchBytes: Int = 64 * 1024, firstCount: Int = 64) throws {
-        precondition(
-            name.utf8.allSatisfy { $0 == UInt8(ascii: "_") || (UInt8(ascii: "a")...UInt8(ascii: "z")).contains($0) },
-            "a cursor name is a lowercase identifier the program chose")
-        self.name = name
+        self.name = SQLIdentifier(name)
         self.batchBytes = batchBytes
         nextCount = Self.rounded(firstCount)
-        try connection.execute(Query(unsafeSQL: "DECLARE \(name) NO SCROLL CURSOR FOR ") + query)
+        try connection.execute("DECLARE \(self.name) NO SCROLL CURSOR FOR " + query)
     }
 
     /// The next batch, at least one row; nil once every row has been read.
     public mutating func fetch(on connection: Connection) throws -> QueryResult? {
         guard !isExhausted else { return nil }
         let count = nextCount
-        let rows = try connection.query(Query(unsafeSQL: "FETCH \(count) FROM \(name)"))
+        let rows = try connection.query("FETCH \(literal: count) FROM \(name)")
         isExhausted = rows.count < count
         if rows.count > 0 {
             let bytesPerRow = max(1, rows.valueBytes / rows.count)
@@ -49,7 +46,7 @@ public struct Cursor: Sendable {
 
     /// Closes the cursor, keeping the transaction open; ending the transaction closes it as well.
     public func close(on connection: Connection) throws {
-        try connection.execute(script: "CLOSE \(name)")
+        try connection.execute("CLOSE \(name)")
     }
 
     /// `count` clamped to 1…`maxBatchRows` and rounded down to a power of two.

@@ -114,6 +114,43 @@ extension Query: ExpressibleByStringInterpolation {
         public mutating func appendInterpolation(unsafeSQL text: String) {
             query.appendRaw(text)
         }
+
+        /// Inserts a checked identifier as it is (`SQLIdentifier`: lowercase letters, digits and `_` only).
+        public mutating func appendInterpolation(_ identifier: SQLIdentifier) {
+            query.appendRaw(identifier.name)
+        }
+
+        /// Inserts an integer's digits where PostgreSQL takes no parameter (`FETCH 64`, `LIMIT` in a cursor's
+        /// text): an integer's decimal form cannot carry anything else.
+        public mutating func appendInterpolation(literal value: Int) {
+            query.appendRaw(String(value))
+        }
+    }
+}
+
+/// A table, column, alias or cursor name the program declares, such as `transactions` or `t`: checked to be
+/// an unquoted lowercase identifier (a letter or `_`, then letters, digits or `_`, at most 63 bytes), so that
+/// it may stand in SQL text as it is. The one way besides `Query.init(identifier:)` (which quotes any text)
+/// for a name to enter a statement without `unsafeSQL`.
+public struct SQLIdentifier: Sendable, Hashable, ExpressibleByStringLiteral, CustomStringConvertible {
+    public let name: String
+
+    /// Traps on a name that is not a plain lowercase identifier: names come from the program, never from input.
+    public init(_ name: String) {
+        precondition(Self.isPlain(name), "\(name) is not a plain lowercase SQL identifier")
+        self.name = name
+    }
+
+    public init(stringLiteral value: String) { self.init(value) }
+
+    public var description: String { name }
+
+    /// Whether `name` may stand unquoted: `[a-z_][a-z0-9_]*`, at most 63 bytes (PostgreSQL's limit).
+    public static func isPlain(_ name: String) -> Bool {
+        let bytes = Array(name.utf8)
+        guard let first = bytes.first, bytes.count <= 63 else { return false }
+        let letter = { (byte: UInt8) in (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || byte == UInt8(ascii: "_") }
+        return letter(first) && bytes.dropFirst().allSatisfy { letter($0) || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }
     }
 }
 

@@ -46,6 +46,20 @@ struct QueryTests {
         #expect(Query(identifier: "x").bindings.isEmpty)
     }
 
+    /// Checked identifiers stand unquoted; anything that could end the name or start other SQL is not one.
+    @Test func plainIdentifiersAndLiteralIntegersStandAsTheyAre() {
+        for name in ["t", "transactions", "typed_12", "_x", String(repeating: "a", count: 63)] {
+            #expect(SQLIdentifier.isPlain(name), "\(name)")
+        }
+        for name in ["", "T", "1t", "t.id", "t id", "t;", "t\"", "a-b", "é", String(repeating: "a", count: 64)] {
+            #expect(!SQLIdentifier.isPlain(name), "\(name)")
+        }
+        let alias: SQLIdentifier = "t"
+        let query: Query = "SELECT \(alias).id FROM transactions \(alias) WHERE \(alias).id = \(7) FETCH \(literal: 64)"
+        #expect(query.sql == "SELECT t.id FROM transactions t WHERE t.id = $1 FETCH 64")
+        #expect(query.bindings == ["7"])
+    }
+
     @Test func unsafeSQLIsInsertedVerbatim() {
         let column = "created_at"
         let query: Query = "SELECT * FROM t ORDER BY \(unsafeSQL: column) DESC LIMIT \(10)"

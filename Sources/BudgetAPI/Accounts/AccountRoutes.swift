@@ -7,7 +7,7 @@ struct Accounts: TypedResource {
     static let collection = "accounts"
     static let recordName = "account"
     static let shape = AccountRecord.shape
-    static let alias = "a"
+    static let alias: SQLIdentifier = "a"
     static var joins: Query { AccountQueries.sums }
 
     /// The account of a nested path, whose id is its transactions' `account_id`.

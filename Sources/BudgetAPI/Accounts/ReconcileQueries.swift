@@ -24,7 +24,7 @@ enum ReconcileQueries {
     static func reconcile(id: Int64, balance: Money, date: String, adjust: Bool, in ledger: LedgerID) -> Query {
         """
         WITH account AS (
-            SELECT \(Accounts.idColumn), \(unsafeSQL: Accounts.alias).opening_balance FROM \(Accounts.table)
+            SELECT \(Accounts.idColumn), \(Accounts.alias).opening_balance FROM \(Accounts.table)
             WHERE \(Accounts.inLedger(ledger)) AND \(Accounts.idColumn) = \(id)
             FOR UPDATE),
         counted AS (
@@ -47,7 +47,7 @@ enum ReconcileQueries {
             WHERE verdict.reconciles AND \(Transactions.inLedger(ledger)) AND t.account_id = account.id
               AND t.cleared = 'cleared' AND t.date <= \(date)::date),
         stamped AS (
-            UPDATE \(Accounts.table) SET last_reconciled_at = now(), version = \(unsafeSQL: Accounts.alias).version + 1, updated_at = now()
+            UPDATE \(Accounts.table) SET last_reconciled_at = now(), version = \(Accounts.alias).version + 1, updated_at = now()
             FROM verdict
             WHERE verdict.reconciles AND \(Accounts.inLedger(ledger)) AND \(Accounts.idColumn) = \(id))
         SELECT verdict.cleared_balance, verdict.reconciles FROM verdict

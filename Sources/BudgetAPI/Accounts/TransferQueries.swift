@@ -11,10 +11,10 @@ enum TransferQueries {
     static func lookup(_ lookup: TransferLookup, in ledger: LedgerID) -> Query {
         """
         SELECT * FROM (
-            SELECT named.member, \(unsafeSQL: Accounts.alias).name::text, \(unsafeSQL: Accounts.alias).on_budget
+            SELECT named.member, \(Accounts.alias).name::text, \(Accounts.alias).on_budget
             FROM (VALUES ('fromAccountId', \(lookup.fromAccountID)::bigint), ('toAccountId', \(lookup.toAccountID)::bigint)) AS named (member, id)
             JOIN \(Accounts.table) ON \(Accounts.inLedger(ledger)) AND \(Accounts.idColumn) = named.id
-            FOR SHARE OF \(unsafeSQL: Accounts.alias)) accounts
+            FOR SHARE OF \(Accounts.alias)) accounts
         UNION ALL
         SELECT 'categoryId', NULL::text, NULL::boolean
         FROM \(Categories.table) WHERE \(Categories.inLedger(ledger)) AND \(Categories.idColumn) = \(lookup.categoryID)::bigint

@@ -6,7 +6,7 @@ struct Budgets: CategoryChild {
     static let collection = "budgets"
     static let recordName = "budget"
     static let shape = BudgetRecord.shape
-    static let alias = "b"
+    static let alias: SQLIdentifier = "b"
 
     static func fields(from members: JSONObject, mode: WriteMode, fieldPrefix: String) throws -> BudgetFields {
         try BudgetFields(members, mode: mode, fieldPrefix: fieldPrefix)

@@ -13,7 +13,7 @@ extension CategoryChild {
     /// The record's JSON with its category under `category`, rendered in SQL over a row `alias`.
     static var expandedJSON: Query {
         let category = CategoryQueries.jsonObject(
-            where: "c.ledger_id = \(unsafeSQL: alias).ledger_id AND c.id = \(unsafeSQL: alias).category_id")
+            where: "c.ledger_id = \(alias).ledger_id AND c.id = \(alias).category_id")
         return SQLFragments.jsonObject(columns: "\(shape.record.renderedColumns), \(category) AS category")
     }
 

@@ -13,7 +13,7 @@ struct Categories: TypedResource {
     static func id(of fields: CategoryFields) -> Int64? { fields.id }
 
     static let shape = CategoryRecord.shape
-    static let alias = "c"
+    static let alias: SQLIdentifier = "c"
     static let joins = CategoryQueries.balance
     static let listFormats = ListFormat.jsonOrCSV
 

@@ -7,7 +7,7 @@ struct Schedules: TypedResource {
     static let collection = "schedules"
     static let recordName = "schedule"
     static let shape = ScheduleRecord.shape
-    static let alias = "s"
+    static let alias: SQLIdentifier = "s"
 
     static func fields(from members: JSONObject, mode: WriteMode, fieldPrefix: String) throws -> ScheduleFields {
         try ScheduleFields(members, mode: mode, fieldPrefix: fieldPrefix)

@@ -10,7 +10,7 @@ struct RecordOwner: Sendable {
     let recordName: String
     /// The children's column naming the owner, e.g. `category_id`: the nested list's scope, and the foreign
     /// key `<children>_<column>_fkey` (as the migrations name it) that a create under a missing owner fails.
-    let column: String
+    let column: SQLIdentifier
     /// Whether the ledger has the owner with this id, as a boolean expression.
     let exists: @Sendable (_ id: Int64, _ ledger: LedgerID) -> Query
 }
@@ -35,7 +35,7 @@ struct OwnedRecordRoutes<Child: TypedResource>: Sendable {
             for: request, context: RecordContext(clock: clock, ledger: database.ledger), maxRows: database.streams.maxRows)
         return try await database.list(
             list.answer, from: list.source,
-            scope: "\(unsafeSQL: Child.alias).\(unsafeSQL: owner.column) = \(ownerID)",
+            scope: "\(Child.alias).\(owner.column) = \(ownerID)",
             owner: ListOwner(exists: owner.exists(ownerID, database.ledger), missing: APIError.notFound(resource: owner.recordName, id: ownerID)))
     }
 

@@ -16,7 +16,7 @@ protocol TypedResource: Sendable {
     /// The record's members in their JSON order, each declared once.
     static var shape: RecordShape { get }
     /// The alias the members' SQL gives the resource's own row, e.g. `t`; a write's CTE has the same name.
-    static var alias: String { get }
+    static var alias: SQLIdentifier { get }
     /// What the derived members join to a row `alias` (a category's balance); empty by default.
     static var joins: Query { get }
 
@@ -64,21 +64,21 @@ extension TypedResource {
     static func missingReferences(_ fields: Fields, in ledger: LedgerID) -> MissingReferences? { nil }
 
     /// The table under its alias, e.g. `transactions t`: the stored and kept members read from it alone.
-    static var table: Query { "\(unsafeSQL: collection) \(unsafeSQL: alias)" }
+    static var table: Query { "\(SQLIdentifier(collection)) \(alias)" }
 
     /// What every member of `shape` reads from: `table` with `joins`.
     static var source: Query { joining(table) }
 
     /// The id column, which is also the default order of lists, e.g. `t.id`.
-    static var idColumn: Query { "\(unsafeSQL: alias).id" }
+    static var idColumn: Query { "\(alias).id" }
 
     /// The row `alias` is one of `ledger`'s: the predicate every statement on the table carries, written
     /// here once (docs/architecture.md). Ids are per ledger, so a record is `(ledger_id, id)`.
-    static func inLedger(_ ledger: LedgerID) -> Query { "\(unsafeSQL: alias).ledger_id = \(ledger)" }
+    static func inLedger(_ ledger: LedgerID) -> Query { "\(alias).ledger_id = \(ledger)" }
 
     /// What a write statement answers after the id and whether it created: the `record` columns of the row
     /// it wrote, which its CTE named `alias` holds (see `WrittenRecord`).
-    static var writtenRecord: Query { "\(shape.record.columns) FROM \(joining(Query(unsafeSQL: alias)))" }
+    static var writtenRecord: Query { "\(shape.record.columns) FROM \(joining("\(alias)"))" }
 
     /// `row` followed by `joins`, when there are any.
     private static func joining(_ row: Query) -> Query {
@@ -90,8 +90,8 @@ extension TypedResource {
     static func updateStatement(id: Int64, setting assignments: [Query], in ledger: LedgerID) -> Query {
         let set = Query.joined(["version = version + 1, updated_at = now()"] + assignments, separator: ", ")
         return """
-            WITH \(unsafeSQL: alias) AS (UPDATE \(table) SET \(set) WHERE \(inLedger(ledger)) AND \(idColumn) = \(id) RETURNING \(unsafeSQL: alias).*)
-            SELECT \(unsafeSQL: alias).id, false, \(writtenRecord)
+            WITH \(alias) AS (UPDATE \(table) SET \(set) WHERE \(inLedger(ledger)) AND \(idColumn) = \(id) RETURNING \(alias).*)
+            SELECT \(alias).id, false, \(writtenRecord)
             """
     }
 
@@ -100,8 +100,8 @@ extension TypedResource {
     /// foreign keys' cascade removes with it (and its budgets; each leaves a tombstone in the change feed).
     static func deleteStatement(where condition: Query, in ledger: LedgerID) -> Query {
         """
-        WITH \(unsafeSQL: alias) AS (DELETE FROM \(table) WHERE \(inLedger(ledger)) AND (\(condition)) RETURNING \(unsafeSQL: alias).*)
-        SELECT \(unsafeSQL: alias).id, false, \(writtenRecord)
+        WITH \(alias) AS (DELETE FROM \(table) WHERE \(inLedger(ledger)) AND (\(condition)) RETURNING \(alias).*)
+        SELECT \(alias).id, false, \(writtenRecord)
         """
     }
 

@@ -41,9 +41,9 @@ enum ChangeFeedQueries {
                 OR EXISTS (SELECT 1 FROM change_log k WHERE k.ledger_id = \(ledger) AND k.collection = \(collection)))
                 """
         }
-        let typedRows = Query.joined(typedLookups.indices.map { "typed_\(unsafeSQL: String($0)).*" }, separator: ", ")
+        let typedRows = Query.joined(typedLookups.indices.map { "\(Self.typedAlias($0)).*" }, separator: ", ")
         let rowVersions = Query.joined(
-            typedLookups.indices.map { "typed_\(unsafeSQL: String($0)).row_version" } + ["document_row.row_version"], separator: ", ")
+            typedLookups.indices.map { "\(Self.typedAlias($0)).row_version" } + ["document_row.row_version"], separator: ", ")
         return """
             WITH first_changes AS (
                 SELECT l.ledger_id, l.seq, l.collection, l.record_id, l.op, l.version, l.record_key, l.family
@@ -105,11 +105,14 @@ enum ChangeFeedQueries {
         """
         LEFT JOIN LATERAL (SELECT \(resource.shape.record.columns), \(resource.shape.version) AS row_version \
             FROM \(resource.source) \
-            WHERE \(unsafeSQL: resource.alias).ledger_id = page.ledger_id \
+            WHERE \(resource.alias).ledger_id = page.ledger_id \
             AND \(resource.idColumn) = CASE WHEN page.collection = \(resource.collection) AND page.op <> 'delete' \
-            THEN page.record_key::bigint END OFFSET 0) typed_\(unsafeSQL: String(index)) ON true
+            THEN page.record_key::bigint END OFFSET 0) \(typedAlias(index)) ON true
         """
     }
+
+    /// The lateral join of the typed resource at `index` of `TypedResources.all`: `typed_0`, `typed_1`, …
+    private static func typedAlias(_ index: Int) -> SQLIdentifier { SQLIdentifier("typed_\(index)") }
 
     /// The columns of `page`'s answer, by position.
     enum Column {

@@ -153,10 +153,10 @@ enum TransactionRecord {
 
     /// The JSON array of the split `alias`'s parts in id order, `[{"id":…,"categoryId":…,"amount":…,"note":…}]`,
     /// rendered by `row_to_json`, whose numbers and strings are the bytes `PlainRecord` writes.
-    static func parts(of alias: String) -> Query {
+    static func parts(of alias: SQLIdentifier) -> Query {
         """
         (SELECT \(partsArray) FROM transactions part \
-        WHERE part.ledger_id = \(unsafeSQL: alias).ledger_id AND part.parent_id = \(unsafeSQL: alias).id)
+        WHERE part.ledger_id = \(alias).ledger_id AND part.parent_id = \(alias).id)
         """
     }
 

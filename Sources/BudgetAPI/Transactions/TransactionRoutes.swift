@@ -6,7 +6,7 @@ struct Transactions: CategoryChild {
     static let collection = "transactions"
     static let recordName = "transaction"
     static let shape = TransactionRecord.shape
-    static let alias = "t"
+    static let alias: SQLIdentifier = "t"
     static let listFormats = ListFormat.jsonOrCSV
 
     /// The JSON list's rows and filters, each row with its category's title (`TransactionRecord.csvRecord`);
