@@ -259,11 +259,16 @@ import APITestSupport
             #expect(app.streamPool.statistics.inUse == 1)
             let gauge = try await Self.streamGauge(app)
             #expect(gauge == "1.0")
-            let open = try await app.scalar(Self.openTransactions)
-            #expect(open == "1")
+            // The stream's own session, by its pid: the schedule poster and the sequencer open short
+            // transactions of their own on the database at any moment.
+            try await waitUntil("the list's statement is reading") {
+                try await app.scalar(Self.streamingBackends("count(*)")) == "1"
+            }
+            let pid = try #require(try await app.scalar(Self.streamingBackends("min(pid)")))
+            #expect(try await app.scalar(Self.openTransactions(pid: pid)) == "1")
             try await runOffCooperativePool { client.client.close() }
             try await waitUntil("the stream's connection goes back to its pool") { app.streamPool.statistics.inUse == 0 }
-            try await waitUntil("its transaction ends") { try await app.scalar(Self.openTransactions) == "0" }
+            try await waitUntil("its transaction ends") { try await app.scalar(Self.openTransactions(pid: pid)) == "0" }
             let after = try await Self.streamGauge(app)
             #expect(after == "0.0")
         }
@@ -287,11 +292,11 @@ import APITestSupport
         "SELECT \(what) FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'FETCH %' AND pid <> pg_backend_pid()"
     }
 
-    /// How many transactions other sessions hold open on the app's database, idle or running a statement.
-    static let openTransactions = """
-        SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND xact_start IS NOT NULL \
-        AND pid <> pg_backend_pid()
-        """
+    /// Whether the session `pid` holds a transaction open on the app's database, idle or running a statement:
+    /// "1" or "0".
+    static func openTransactions(pid: String) -> String {
+        "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND xact_start IS NOT NULL AND pid = \(Int(pid) ?? 0)"
+    }
 
     /// `db_stream_pool_connections_in_use` from `/metrics`.
     static func streamGauge(_ app: TestApp) async throws -> String? {
