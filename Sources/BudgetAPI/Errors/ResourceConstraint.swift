@@ -1,9 +1,10 @@
 import Postgres
 
 /// A named constraint that a write to a typed resource can break, declared with the resource
-/// (`TypedResource.constraints`), and the 409 or 422 it answers (docs/architecture.md, Errors). The name is
-/// the migration's; `ConstraintMappingTests` holds every declared one to the schema (its table, its
-/// columns, the table a foreign key references) and every constraint of the schema to an answer.
+/// (`TypedResource.constraints`), and the 409 or 422 it answers (docs/architecture.md, Adding a typed
+/// resource, step 4). The name is the migration's; `ConstraintMappingTests` holds every declared one to
+/// the schema (its table, its columns, the table a foreign key references) and every constraint of the
+/// schema to an answer.
 struct ResourceConstraint: Sendable {
     enum Kind: Sendable {
         case primaryKey, unique, foreignKey, check
