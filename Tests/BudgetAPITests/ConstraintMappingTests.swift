@@ -105,4 +105,81 @@ import TestSupport
             #expect(names.contains(name), "\(name) is exempted but no longer in the schema")
         }
     }
+
+    /// The constraints each typed resource declares (`TypedResource.constraints`, and the primary key the
+    /// registry adds) are the schema's: a key or foreign key of the resource's own table, a foreign key to the
+    /// table of the collection it says it references, over the column of the member it names; or raised by
+    /// a trigger function, with the SQLSTATE the declaration expects; a check, of its own table. And every key and foreign key of a
+    /// typed resource's table is declared with that resource or exempted above, so none maps by accident.
+    @Test func typedResourcesDeclareTheirTablesConstraints() async throws {
+        let url = try await TestDatabase.fresh()
+        typealias Row = (name: String, kind: String, table: String, references: String, columns: [String], raised: String)
+        let rows: [Row] = try await runOffCooperativePool {
+            let connection = try Connection.connect(to: url)
+            defer { connection.close() }
+            let migrator = Migrator(migrations: try TestDatabase.migrations(), logger: TestApp.logger)
+            _ = try migrator.migrate(on: connection)
+            let result = try connection.query(
+                """
+                SELECT c.conname::text, c.contype::text, c.conrelid::regclass::text,
+                       CASE WHEN c.contype = 'f' THEN c.confrelid::regclass::text ELSE '' END,
+                       (SELECT string_agg(a.attname::text, ',' ORDER BY a.attnum) FROM pg_attribute a
+                        WHERE a.attrelid = c.conrelid AND a.attnum = ANY (c.conkey)), ''
+                FROM pg_constraint c
+                WHERE c.connamespace = 'public'::regnamespace AND c.contype IN ('p', 'u', 'f', 'c') AND c.conrelid <> 0
+                UNION ALL
+                SELECT i.indexrelid::regclass::text, 'i', i.indrelid::regclass::text, '', '', '' FROM pg_index i
+                WHERE i.indisunique AND i.indrelid::regclass::text NOT LIKE 'pg\\_%'
+                  AND NOT EXISTS (SELECT 1 FROM pg_constraint c WHERE c.conindid = i.indexrelid)
+                UNION ALL
+                SELECT m[2], 't', '', '', '', m[1] FROM pg_proc p
+                CROSS JOIN LATERAL regexp_matches(p.prosrc, 'ERRCODE = ''([a-z_]+)'',\\s*CONSTRAINT = ''([a-z_]+)''', 'g') m
+                WHERE p.pronamespace = 'public'::regnamespace
+                """)
+            return try result.map { row in
+                (
+                    try row.decode(String.self, at: 0), try row.decode(String.self, at: 1), try row.decode(String.self, at: 2),
+                    try row.decode(String.self, at: 3), (try row.decode(String?.self, at: 4) ?? "").split(separator: ",").map(String.init),
+                    try row.decode(String.self, at: 5)
+                )
+            }
+        }
+        #expect(rows.contains { $0.kind == "f" } && rows.contains { $0.kind == "t" }, "\(rows.count) rows read")
+        let resources = Dictionary(uniqueKeysWithValues: TypedResources.all.map { ($0.collection, $0) })
+        #expect(TypedResources.constraints.count >= 30, "\(TypedResources.constraints.count) constraints declared")
+        let raisedStates: [String: SQLState] = [
+            "check_violation": SQLState.checkViolation, "foreign_key_violation": SQLState.foreignKeyViolation,
+            "unique_violation": SQLState.uniqueViolation,
+        ]
+        for (name, (collection, constraint)) in TypedResources.constraints.sorted(by: { $0.key < $1.key }) {
+            let found = rows.filter { $0.name == name }
+            guard !found.isEmpty else {
+                Issue.record("\(collection) declares \(name), which the schema does not have")
+                continue
+            }
+            for row in found {
+                switch row.kind {
+                case "t":
+                    #expect(raisedStates[row.raised] == constraint.kind.sqlState, "\(name) is raised as \(row.raised)")
+                case "c":
+                    #expect(constraint.kind == .check, "\(name) is a check")
+                    #expect(row.table == collection, "\(name) is of \(row.table), declared by \(collection)")
+                case "f":
+                    #expect(constraint.kind == .foreignKey, "\(name) is a foreign key")
+                    #expect(row.table == collection, "\(name) is of \(row.table), declared by \(collection)")
+                    if let references = constraint.references {
+                        #expect(row.references == references, "\(name) references \(row.references), not \(references)")
+                        let column = resources[collection]?.column(of: constraint.field)?.name
+                        #expect(column.map(row.columns.contains) == true, "\(name) is over \(row.columns), not \(constraint.field)'s column")
+                    }
+                default:
+                    #expect([.unique, .primaryKey].contains(constraint.kind), "\(name) is a key")
+                    #expect(row.table == collection, "\(name) is of \(row.table), declared by \(collection)")
+                }
+            }
+        }
+        for row in rows where row.kind != "c" && resources[row.table] != nil && Self.internalOnly[row.name] == nil {
+            #expect(TypedResources.constraints[row.name]?.collection == row.table, "\(row.name) of \(row.table) is not declared by its resource")
+        }
+    }
 }

@@ -53,27 +53,32 @@ struct AccountFields: Sendable {
     var isOnBudget: Bool? { onBudget ?? type.map(AccountType.onBudgetByDefault.contains) }
 }
 
-/// The members of an account, declared once (see `RecordShape`); the SQL reads an account row `a` and the
+/// The members of an account, declared once (see `RecordMembers`); the SQL reads an account row `a` and the
 /// sums `f` of its transactions, which `AccountQueries.sums` joins.
 enum AccountRecord {
-    /// The balances follow docs/accounts.md: a transaction's positive `amount` is money out.
-    static let shape = RecordShape(
-        recordName: "account",
-        fields: [
-            RecordField("id", "a.id", .integer, .stored),
-            RecordField("name", "a.name", .text, .stored, isSearchable: true),
-            RecordField("type", "a.type", .text, .stored),
-            RecordField("onBudget", "a.on_budget", .boolean, .stored),
-            RecordField("closed", "a.closed", .boolean, .stored),
-            RecordField("note", "a.note", .text, .stored, isSearchable: true),
-            RecordField("openingBalance", "a.opening_balance", .money, .stored),
-            RecordField("openedOn", "a.opened_on", .date, .stored),
-            RecordField("balance", "a.opening_balance - f.spent", .money, .derived),
-            RecordField("clearedBalance", "a.opening_balance - f.spent + f.uncleared", .money, .derived),
-            RecordField("unclearedBalance", "0.00 - f.uncleared", .money, .derived),
-            RecordField("lastReconciledAt", "a.last_reconciled_at", .timestamp, .kept),
-            RecordField("createdAt", "a.created_at", .timestamp, .kept),
-            RecordField("updatedAt", "a.updated_at", .timestamp, .kept),
-            RecordField("version", "a.version", .integer, .kept),
+    /// The balances follow docs/accounts.md: a transaction's positive `amount` is money out. What a create
+    /// gives a member the body left out: on budget as the type has it, open, no note, an opening balance of
+    /// 0.00, opened today. A replace without `openedOn` keeps the stored day: it is when the opening balance
+    /// was true, which a replace that does not mention it has no reason to move.
+    static let members = RecordMembers<AccountFields>(
+        recordName: "account", alias: "a",
+        [
+            .id,
+            .stored("name", "name", .text, .value(\.name), isSearchable: true),
+            .stored("type", "type", .text, .value(\.type, cast: "text")),
+            // A new `type` alone leaves `onBudget` as it was: the default applies when an account is written whole.
+            .stored("onBudget", "on_budget", .boolean, .value(\.onBudget, cast: "boolean", complete: \.isOnBudget)),
+            .stored("closed", "closed", .boolean, .value(\.closed, cast: "boolean", default: .sql("false"))),
+            .stored("note", "note", .text, .nullable(\.note, cast: "text"), isSearchable: true),
+            .stored("openingBalance", "opening_balance", .money, .value(\.openingBalance, cast: "numeric", default: .sql("0.00"))),
+            .stored("openedOn", "opened_on", .date, .value(\.openedOn, cast: "date", default: .today, keptWhenAbsent: true)),
+            .derived("balance", "a.opening_balance - f.spent", .money),
+            .derived("clearedBalance", "a.opening_balance - f.spent + f.uncleared", .money),
+            .derived("unclearedBalance", "0.00 - f.uncleared", .money),
+            .kept("lastReconciledAt", "last_reconciled_at", .timestamp) { "\($0.fields.lastReconciledAt)::timestamptz" },
+            .createdAt,
+            .updatedAt,
+            .version,
         ])
+    static var shape: RecordShape { members.shape }
 }

@@ -6,15 +6,19 @@ import Postgres
 struct Accounts: TypedResource {
     static let collection = "accounts"
     static let recordName = "account"
-    static let shape = AccountRecord.shape
-    static let alias: SQLIdentifier = "a"
+    static let members = AccountRecord.members
     static var joins: Query { AccountQueries.sums }
 
-    /// The account of a nested path, whose id is its transactions' `account_id`.
+    static let constraints: [ResourceConstraint] = [
+        .unique("accounts_name_unique", field: "name", detail: "an account with this name already exists (names are compared ignoring case)"),
+        .keeps(
+            "accounts_keep_their_transactions", field: "id", detail: "this account has transactions; close it (closed: true) instead of deleting it"),
+        .keeps("accounts_keep_their_schedules", field: "id", detail: "schedules name this account; delete them or give them another account first"),
+    ]
+
+    /// The account of a nested path, which its transactions name by their foreign key to accounts.
     static var owner: RecordOwner {
-        RecordOwner(
-            collection: collection, recordName: recordName, column: "account_id",
-            exists: { id, ledger in AccountQueries.exists(id: id, in: ledger) })
+        RecordOwner(Accounts.self, of: Transactions.self) { id, ledger in AccountQueries.exists(id: id, in: ledger) }
     }
 
     static func fields(from members: JSONObject, mode: WriteMode, fieldPrefix: String) throws -> AccountFields {
@@ -22,19 +26,6 @@ struct Accounts: TypedResource {
     }
 
     static func id(of fields: AccountFields) -> Int64? { fields.id }
-
-    static func insert(_ fields: AccountFields, context: RecordContext) -> Query {
-        AccountQueries.insert(fields, today: context.clock.today, in: context.ledger)
-    }
-    static func replace(id: Int64, with fields: AccountFields, context: RecordContext) -> Query {
-        AccountQueries.replace(id: id, with: fields, today: context.clock.today, in: context.ledger)
-    }
-    static func update(id: Int64, with fields: AccountFields, in ledger: LedgerID) -> Query {
-        AccountQueries.update(id: id, with: fields, in: ledger)
-    }
-    static func seedInsert(_ record: SeedRecord<AccountFields>, context: RecordContext) -> Query {
-        AccountQueries.seedInsert(record, today: context.clock.today, in: context.ledger)
-    }
 
     /// The collection and its records, an account's transactions under it, reconciling it, and transfers
     /// between accounts.

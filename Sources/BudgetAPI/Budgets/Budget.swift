@@ -51,18 +51,19 @@ struct BudgetFields: Sendable {
     }
 }
 
-/// The members of a month's budget, declared once (see `RecordShape`).
+/// The members of a month's budget, declared once (see `RecordMembers`).
 enum BudgetRecord {
     /// A budget row `b`, each member declared once, in the JSON's order (docs/api.md, Months).
-    static let shape = RecordShape(
-        recordName: "budget",
-        fields: [
-            RecordField("id", "b.id", .integer, .stored),
-            RecordField("categoryId", "b.category_id", .integer, .stored),
-            RecordField("month", "b.month", .month, .stored),
-            RecordField("amount", "b.amount", .money, .stored, isSearchable: true),
-            RecordField("createdAt", "b.created_at", .timestamp, .kept),
-            RecordField("updatedAt", "b.updated_at", .timestamp, .kept),
-            RecordField("version", "b.version", .integer, .kept),
+    static let members = RecordMembers<BudgetFields>(
+        recordName: "budget", alias: "b",
+        [
+            .id,
+            .stored("categoryId", "category_id", .integer, .value(\.categoryID)),
+            .stored("month", "month", .month, .value(\.month?.firstDay, cast: "date")),
+            .stored("amount", "amount", .money, .value(\.amount), isSearchable: true),
+            .createdAt,
+            .updatedAt,
+            .version,
         ])
+    static var shape: RecordShape { members.shape }
 }

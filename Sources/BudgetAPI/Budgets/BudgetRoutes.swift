@@ -5,8 +5,11 @@ import Postgres
 struct Budgets: CategoryChild {
     static let collection = "budgets"
     static let recordName = "budget"
-    static let shape = BudgetRecord.shape
-    static let alias: SQLIdentifier = "b"
+    static let members = BudgetRecord.members
+    static let constraints: [ResourceConstraint] = [
+        .unique("budgets_category_month_unique", field: "month", detail: "this category already has a budget for this month"),
+        .foreignKey("budgets_category_id_fkey", field: "categoryId", references: Categories.self),
+    ]
 
     static func fields(from members: JSONObject, mode: WriteMode, fieldPrefix: String) throws -> BudgetFields {
         try BudgetFields(members, mode: mode, fieldPrefix: fieldPrefix)
@@ -17,17 +20,6 @@ struct Budgets: CategoryChild {
     }
 
     static func id(of fields: BudgetFields) -> Int64? { fields.id }
-
-    static func insert(_ fields: BudgetFields, context: RecordContext) -> Query { BudgetQueries.insert(fields, in: context.ledger) }
-    static func replace(id: Int64, with fields: BudgetFields, context: RecordContext) -> Query {
-        BudgetQueries.replace(id: id, with: fields, in: context.ledger)
-    }
-    static func update(id: Int64, with fields: BudgetFields, in ledger: LedgerID) -> Query {
-        BudgetQueries.update(id: id, with: fields, in: ledger)
-    }
-    static func seedInsert(_ record: SeedRecord<BudgetFields>, context: RecordContext) -> Query {
-        BudgetQueries.seedInsert(record, in: context.ledger)
-    }
 
     /// The collection and its records, and a category's budgets under it.
     static func register(in router: inout Router<Database>, clock: CivilClock) {

@@ -29,29 +29,30 @@ struct CategoryFields: Sendable {
     }
 }
 
-/// The members of a category, declared once (see `RecordShape`); the SQL reads a category row `c` and its
+/// The members of a category, declared once (see `RecordMembers`); the SQL reads a category row `c` and its
 /// figures `f`, which `CategoryQueries` joins.
 enum CategoryRecord {
     /// Every member a category can have, each declared once, in the JSON's order (README, "A walk through
     /// with curl"), over a category row `c` and its figures `f`; the month members appear only in a month
     /// (`?month=`), where `spent` and `remaining` are the month's (docs/api.md, Months).
-    private static let members: [(field: RecordField, isMonthly: Bool)] = [
-        (RecordField("id", "c.id", .integer, .stored), false),
-        (RecordField("title", "c.title", .text, .stored, isSearchable: true), false),
-        (RecordField("amount", "c.amount", .money, .stored), false),
-        (RecordField("rollover", "c.rollover", .boolean, .stored), false),
-        (RecordField("month", "f.month", .month, .derived), true),
-        (RecordField("budgeted", "f.budgeted", .money, .derived), true),
-        (RecordField("carried", "f.carried", .money, .derived), true),
-        (RecordField("spent", "f.spent", .money, .derived), false),
-        (RecordField("remaining", "f.remaining", .money, .derived), false),
-        (RecordField("createdAt", "c.created_at", .timestamp, .kept), false),
-        (RecordField("updatedAt", "c.updated_at", .timestamp, .kept), false),
-        (RecordField("version", "c.version", .integer, .kept), false),
+    private static let all: [(member: RecordMember<CategoryFields>, isMonthly: Bool)] = [
+        (.id, false),
+        (.stored("title", "title", .text, .value(\.title), isSearchable: true), false),
+        (.stored("amount", "amount", .money, .value(\.amount)), false),
+        (.stored("rollover", "rollover", .boolean, .value(\.rollover, cast: "boolean", default: .sql("false"))), false),
+        (.derived("month", "f.month", .month), true),
+        (.derived("budgeted", "f.budgeted", .money), true),
+        (.derived("carried", "f.carried", .money), true),
+        (.derived("spent", "f.spent", .money), false),
+        (.derived("remaining", "f.remaining", .money), false),
+        (.createdAt, false),
+        (.updatedAt, false),
+        (.version, false),
     ]
 
     /// A category as it is: `spent` and `remaining` over all time.
-    static let shape = RecordShape(recordName: "category", fields: members.filter { !$0.isMonthly }.map(\.field))
+    static let members = RecordMembers(recordName: "category", alias: "c", all.filter { !$0.isMonthly }.map(\.member))
+    static var shape: RecordShape { members.shape }
     /// A category seen in a month.
-    static let monthShape = RecordShape(recordName: "category", fields: members.map(\.field))
+    static let monthShape = RecordMembers(recordName: "category", alias: "c", all.map(\.member)).shape
 }

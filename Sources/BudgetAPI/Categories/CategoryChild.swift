@@ -37,11 +37,9 @@ extension CategoryChild {
 struct CategoryChildRoutes<Child: CategoryChild>: Sendable {
     let clock: CivilClock
 
-    /// The category of a nested path, whose id is the children's `category_id`.
+    /// The category of a nested path, which the children name by their foreign key to categories.
     static var owner: RecordOwner {
-        RecordOwner(
-            collection: Categories.collection, recordName: Categories.recordName, column: "category_id",
-            exists: { id, ledger in CategoryQueries.exists(id: id, in: ledger) })
+        RecordOwner(Categories.self, of: Child.self) { id, ledger in CategoryQueries.exists(id: id, in: ledger) }
     }
 
     func register(in router: inout Router<Database>) {

@@ -1,6 +1,6 @@
 import Postgres
 
-/// The SQL behind the category routes; the only place that knows categories' column names.
+/// The SQL behind the category routes beyond the statements `TypedResource` builds from the members (`Categories.members`).
 enum CategoryQueries {
 
     /// Joins each category row `c` with its all-time figures `f`: the sum of its transactions and what remains.
@@ -45,59 +45,5 @@ enum CategoryQueries {
             return "SELECT \(source.shape.record.columns) FROM \(source.from) WHERE \(source.scope) AND c.id = \(id)"
         }
         return "SELECT \(element) FROM \(source.from) WHERE \(source.scope) AND c.id = \(id)"
-    }
-
-    /// Writes answer (id, created, `record` columns) from the written row `c` (see `TypedResource`).
-    ///
-    /// Each write's CTE is `c` with the table's own columns, so the answer reads it like the table.
-    private static var answer: Query { Categories.writtenRecord }
-
-    /// Inserts a category under the client's id, or the next server id when it gave none.
-    static func insert(_ fields: CategoryFields, in ledger: LedgerID) -> Query {
-        """
-        WITH c AS (
-            INSERT INTO categories (ledger_id, id, title, amount, rollover)
-            VALUES (\(ledger), coalesce(\(fields.id)::bigint, nextval('categories_id_seq')), \(fields.title), \(fields.amount),
-                    coalesce(\(fields.rollover)::boolean, false))
-            RETURNING *)
-        SELECT c.id, true, \(answer)
-        """
-    }
-
-    /// PUT: replaces the category with this id, or creates it under this id; the first column says which.
-    static func replace(id: Int64, with fields: CategoryFields, in ledger: LedgerID) -> Query {
-        """
-        WITH c AS (
-            INSERT INTO categories AS existing (ledger_id, id, title, amount, rollover)
-            VALUES (\(ledger), \(id), \(fields.title), \(fields.amount), coalesce(\(fields.rollover)::boolean, false))
-            ON CONFLICT (ledger_id, id) DO UPDATE
-                SET title = excluded.title, amount = excluded.amount, rollover = excluded.rollover,
-                    version = existing.version + 1, updated_at = now()
-            RETURNING *, xmax = 0 AS inserted)
-        SELECT c.id, c.inserted, \(answer)
-        """
-    }
-
-    /// PATCH: changes only the fields given; no row means no such category.
-    static func update(id: Int64, with fields: CategoryFields, in ledger: LedgerID) -> Query {
-        var assignments: [Query] = []
-        if let title = fields.title { assignments.append("title = \(title)") }
-        if let amount = fields.amount { assignments.append("amount = \(amount)") }
-        if let rollover = fields.rollover { assignments.append("rollover = \(rollover)::boolean") }
-        return Categories.updateStatement(id: id, setting: assignments, in: ledger)
-    }
-}
-
-extension CategoryQueries {
-    /// A category under its seed id (or the next server id), with the times and version an export wrote.
-    static func seedInsert(_ record: SeedRecord<CategoryFields>, in ledger: LedgerID) -> Query {
-        let fields = record.fields
-        return """
-            INSERT INTO categories (ledger_id, id, title, amount, rollover, created_at, updated_at, version)
-            VALUES (\(ledger), coalesce(\(fields.id)::bigint, nextval('categories_id_seq')), \(fields.title), \(fields.amount),
-                    coalesce(\(fields.rollover)::boolean, false),
-                    coalesce(\(record.createdAt)::timestamptz, now()), coalesce(\(record.updatedAt)::timestamptz, now()),
-                    coalesce(\(record.version)::integer, 1))
-            """
     }
 }

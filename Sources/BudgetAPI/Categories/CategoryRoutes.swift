@@ -12,8 +12,7 @@ struct Categories: TypedResource {
 
     static func id(of fields: CategoryFields) -> Int64? { fields.id }
 
-    static let shape = CategoryRecord.shape
-    static let alias: SQLIdentifier = "c"
+    static let members = CategoryRecord.members
     static let joins = CategoryQueries.balance
     static let listFormats = ListFormat.jsonOrCSV
 
@@ -42,16 +41,13 @@ struct Categories: TypedResource {
     /// The query parameter that shows categories in a month: `YYYY-MM` or `current`.
     static let monthParameter = "month"
 
-    static func insert(_ fields: CategoryFields, context: RecordContext) -> Query { CategoryQueries.insert(fields, in: context.ledger) }
-    static func replace(id: Int64, with fields: CategoryFields, context: RecordContext) -> Query {
-        CategoryQueries.replace(id: id, with: fields, in: context.ledger)
-    }
-    static func update(id: Int64, with fields: CategoryFields, in ledger: LedgerID) -> Query {
-        CategoryQueries.update(id: id, with: fields, in: ledger)
-    }
-    static func seedInsert(_ record: SeedRecord<CategoryFields>, context: RecordContext) -> Query {
-        CategoryQueries.seedInsert(record, in: context.ledger)
-    }
+    static let constraints: [ResourceConstraint] = [
+        .unique("categories_title_unique", field: "title", detail: "a category with this title already exists (titles are compared ignoring case)"),
+        // Deleting a category deletes its transactions, but a part's money belongs to its split too.
+        .keeps(
+            "categories_keep_their_split_parts", field: "id",
+            detail: "parts of splits name this category: give them another category, or delete their splits, first"),
+    ]
 
     /// `_embed=transactions` nests each category's transactions, as json-server's `_embed` does.
     private static func embedsTransactions(_ request: Request) throws -> Bool {

@@ -150,26 +150,54 @@ enum ScheduleRecord {
             """
     }
 
-    static let shape = RecordShape(
-        recordName: "schedule",
-        fields: [
-            RecordField("id", "s.id", .integer, .stored),
-            RecordField("title", "s.title", .text, .stored, isSearchable: true),
-            RecordField("amount", "s.amount", .money, .stored, isSearchable: true),
-            RecordField("accountId", "s.account_id", .integer, .stored),
-            RecordField("categoryId", "s.category_id", .integer, .stored),
-            RecordField("splits", splitsJSON, .json, .stored),
-            RecordField("payee", "s.payee", .text, .stored, isSearchable: true),
-            RecordField("note", "s.note", .text, .stored, isSearchable: true),
-            RecordField("frequency", "s.frequency", .text, .stored),
-            RecordField("firstDate", "s.first_date", .date, .stored),
-            RecordField("endDate", "s.end_date", .date, .stored),
+    /// The parts as the `splits` column stores them (`SchedulePart.storedJSON`), NULL without parts.
+    private static func storedSplits(_ fields: ScheduleFields) -> Query {
+        switch fields.splits {
+        case .some(.some(let parts)): "\(SchedulePart.storedJSON(parts))::jsonb"
+        default: "NULL::jsonb"
+        }
+    }
+
+    /// A schedule row `s`, each member declared once, in the JSON's order. What a create gives a member the
+    /// body left out: no account, category, parts, payee, note or end, the first occurrence today, posted by
+    /// hand. A PATCH's parts take the place of a category (a split has none); an amount or parts that no
+    /// longer add up meet `schedules_splits_add_up`.
+    static let members = RecordMembers<ScheduleFields>(
+        recordName: "schedule", alias: "s",
+        [
+            .id,
+            .stored("title", "title", .text, .value(\.title), isSearchable: true),
+            .stored("amount", "amount", .money, .value(\.amount), isSearchable: true),
+            .stored("accountId", "account_id", .integer, .nullable(\.accountID, cast: "bigint")),
+            .stored(
+                "categoryId", "category_id", .integer,
+                ColumnWrite(
+                    isGiven: { fields in
+                        if fields.categoryID != nil { return true }
+                        if case .some(.some) = fields.splits { return true }
+                        return false
+                    },
+                    complete: { fields, _ in "\(fields.categoryID ?? nil)::bigint" },
+                    patch: { fields in fields.categoryID.map { "\($0)::bigint" } ?? "NULL" },
+                    isKeptWhenAbsent: false)),
+            .stored(
+                "splits", "splits", .json,
+                ColumnWrite(
+                    isGiven: { $0.splits != nil }, complete: { fields, _ in storedSplits(fields) }, patch: storedSplits,
+                    isKeptWhenAbsent: false),
+                sql: splitsJSON),
+            .stored("payee", "payee", .text, .nullable(\.payee, cast: "text"), isSearchable: true),
+            .stored("note", "note", .text, .nullable(\.note, cast: "text"), isSearchable: true),
+            .stored("frequency", "frequency", .text, .value(\.frequency, cast: "text")),
+            .stored("firstDate", "first_date", .date, .value(\.firstDate, cast: "date", default: .today)),
+            .stored("endDate", "end_date", .date, .nullable(\.endDate, cast: "date")),
             // The first occurrence the poster has not handled: schedule_next_date(frequency, first_date, end_date,
             // posted_through), which a trigger keeps in the row (migrations/0019); NULL when none is left.
-            RecordField("nextDate", "s.next_date", .date, .derived),
-            RecordField("autoPost", "s.auto_post", .boolean, .stored),
-            RecordField("createdAt", "s.created_at", .timestamp, .kept),
-            RecordField("updatedAt", "s.updated_at", .timestamp, .kept),
-            RecordField("version", "s.version", .integer, .kept),
+            .derived("nextDate", "s.next_date", .date),
+            .stored("autoPost", "auto_post", .boolean, .value(\.autoPost, cast: "boolean", default: .sql("false"))),
+            .createdAt,
+            .updatedAt,
+            .version,
         ])
+    static var shape: RecordShape { members.shape }
 }

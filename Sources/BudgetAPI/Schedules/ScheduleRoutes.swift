@@ -6,8 +6,22 @@ import Postgres
 struct Schedules: TypedResource {
     static let collection = "schedules"
     static let recordName = "schedule"
-    static let shape = ScheduleRecord.shape
-    static let alias: SQLIdentifier = "s"
+    static let members = ScheduleRecord.members
+    /// What Swift cannot check on a body alone, or a PATCH meets (migrations/0019).
+    static let constraints: [ResourceConstraint] = [
+        .foreignKey("schedules_account_id_fkey", field: "accountId", references: Accounts.self),
+        .foreignKey("schedules_category_id_fkey", field: "categoryId", references: Categories.self),
+        // The trigger names the part, e.g. splits[1].categoryId.
+        .foreignKey("schedules_part_category_id_fkey", field: "splits", references: Categories.self, namesColumn: true),
+        .check("schedules_end_after_first", field: "endDate", message: "must be on or after firstDate"),
+        .check("schedules_account_or_category", field: "categoryId", message: "is required unless the schedule has an accountId or splits"),
+        .check(
+            "schedules_category_or_splits", field: "categoryId",
+            message: "must be null on a schedule with splits: send splits: null with a categoryId to undo them"),
+        .check(
+            "schedules_splits_add_up", field: "splits",
+            message: "the parts must add up to the amount exactly: send amount and splits together to change both"),
+    ]
 
     static func fields(from members: JSONObject, mode: WriteMode, fieldPrefix: String) throws -> ScheduleFields {
         try ScheduleFields(members, mode: mode, fieldPrefix: fieldPrefix)
@@ -15,15 +29,6 @@ struct Schedules: TypedResource {
 
     static func id(of fields: ScheduleFields) -> Int64? { fields.id }
 
-    static func insert(_ fields: ScheduleFields, context: RecordContext) -> Query {
-        ScheduleQueries.insert(fields, today: context.clock.today, in: context.ledger)
-    }
-    static func replace(id: Int64, with fields: ScheduleFields, context: RecordContext) -> Query {
-        ScheduleQueries.replace(id: id, with: fields, today: context.clock.today, in: context.ledger)
-    }
-    static func update(id: Int64, with fields: ScheduleFields, in ledger: LedgerID) -> Query {
-        ScheduleQueries.update(id: id, with: fields, in: ledger)
-    }
     static func seedInsert(_ record: SeedRecord<ScheduleFields>, context: RecordContext) -> Query {
         ScheduleQueries.seedInsert(record, today: context.clock.today, in: context.ledger)
     }

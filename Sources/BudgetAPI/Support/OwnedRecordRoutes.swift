@@ -8,11 +8,20 @@ struct RecordOwner: Sendable {
     let collection: String
     /// Its record's name in messages, e.g. `category`.
     let recordName: String
-    /// The children's column naming the owner, e.g. `category_id`: the nested list's scope, and the foreign
-    /// key `<children>_<column>_fkey` (as the migrations name it) that a create under a missing owner fails.
+    /// The children's column naming the owner, e.g. `category_id`: the nested list's scope.
     let column: SQLIdentifier
+    /// The children's foreign key to the owner (`TypedResource.foreignKey(to:)`), which a create under a
+    /// missing owner fails.
+    let foreignKey: String
     /// Whether the ledger has the owner with this id, as a boolean expression.
     let exists: @Sendable (_ id: Int64, _ ledger: LedgerID) -> Query
+
+    /// `owner`'s records as `child`'s declared foreign key to it names them.
+    init(_ owner: any TypedResource.Type, of child: any TypedResource.Type, exists: @escaping @Sendable (_ id: Int64, _ ledger: LedgerID) -> Query) {
+        let key = child.foreignKey(to: owner)
+        guard let column = child.column(of: key.field) else { preconditionFailure("\(child.collection) has no column for \(key.field)") }
+        (collection, recordName, self.column, foreignKey, self.exists) = (owner.collection, owner.recordName, column, key.name, exists)
+    }
 }
 
 /// `/<owner>/:id/<children>`: one owner's records, through the query language, and creating them under it
@@ -52,7 +61,7 @@ struct OwnedRecordRoutes<Child: TypedResource>: Sendable {
     static func missingOwnerIsNotFound(_ owner: RecordOwner, _ ownerID: Int64, _ write: () async throws -> Response) async throws -> Response {
         do {
             return try await write()
-        } catch let error as PostgresError where error.constraint == "\(Child.collection)_\(owner.column)_fkey" {
+        } catch let error as PostgresError where error.constraint == owner.foreignKey {
             throw APIError.notFound(resource: owner.recordName, id: ownerID)
         }
     }

@@ -13,10 +13,17 @@ protocol TypedResource: Sendable {
     static var collection: String { get }
     /// The record's name in messages, e.g. `category`.
     static var recordName: String { get }
-    /// The record's members in their JSON order, each declared once.
+    /// The record's members in their JSON order, each declared once, with how writes set their columns.
+    static var members: RecordMembers<Fields> { get }
+    /// `members`' record: by default theirs.
     static var shape: RecordShape { get }
     /// The alias the members' SQL gives the resource's own row, e.g. `t`; a write's CTE has the same name.
+    /// By default `members`'.
     static var alias: SQLIdentifier { get }
+    /// The constraints of the resource's table a client's write can break, and what each answers
+    /// (`DatabaseErrors.swift` reads them through `TypedResources.constraint(named:)`); the registry adds
+    /// the primary key's.
+    static var constraints: [ResourceConstraint] { get }
     /// What the derived members join to a row `alias` (a category's balance); empty by default.
     static var joins: Query { get }
 
@@ -34,7 +41,8 @@ protocol TypedResource: Sendable {
     /// Reads one record the way `listSource` lists it.
     static func find(id: Int64, for request: Request, context: RecordContext) throws -> RecordRead
     /// Write queries answer one row (id, created, `record` columns) or none when the record does not exist
-    /// in the context's ledger; the context's clock gives defaults such as today's date.
+    /// in the context's ledger; the context's clock gives defaults such as today's date. By default their
+    /// columns and values come from `members`.
     static func insert(_ fields: Fields, context: RecordContext) -> Query
     static func replace(id: Int64, with fields: Fields, context: RecordContext) -> Query
     static func update(id: Int64, with fields: Fields, in ledger: LedgerID) -> Query
@@ -59,12 +67,18 @@ protocol TypedResource: Sendable {
 extension TypedResource {
     static var joins: Query { "" }
 
+    static var shape: RecordShape { members.shape }
+
+    static var alias: SQLIdentifier { members.alias }
+
+    static var constraints: [ResourceConstraint] { [] }
+
     static func takenKey(_ fields: Fields, excluding id: Int64?, in ledger: LedgerID) -> TakenKey? { nil }
 
     static func missingReferences(_ fields: Fields, in ledger: LedgerID) -> MissingReferences? { nil }
 
     /// The table under its alias, e.g. `transactions t`: the stored and kept members read from it alone.
-    static var table: Query { "\(SQLIdentifier(collection)) \(alias)" }
+    static var table: Query { "\(tableName) \(alias)" }
 
     /// What every member of `shape` reads from: `table` with `joins`.
     static var source: Query { joining(table) }
@@ -83,6 +97,62 @@ extension TypedResource {
     /// `row` followed by `joins`, when there are any.
     private static func joining(_ row: Query) -> Query {
         joins.sql.isEmpty ? row : "\(row) \(joins)"
+    }
+
+    /// The column of the member `name`, e.g. `category_id` for `categoryId`.
+    static func column(of name: String) -> SQLIdentifier? { members.column(of: name) }
+
+    /// The table, as statements name it.
+    static var tableName: SQLIdentifier { SQLIdentifier(collection) }
+
+    /// A new record's id: the client's, or the next of the table's id sequence (`<table>_id_seq`, the name
+    /// PostgreSQL gives an identity column's sequence, which migrations/0013's capture triggers take too).
+    static func newID(_ fields: Fields) -> Query {
+        "coalesce(\(id(of: fields))::bigint, nextval('\(SQLIdentifier("\(collection)_id_seq"))'))"
+    }
+
+    /// Inserts under the client's id, or the next server id when it gave none.
+    static func insert(_ fields: Fields, context: RecordContext) -> Query {
+        """
+        WITH \(alias) AS (
+            INSERT INTO \(tableName) (ledger_id, id, \(members.columns))
+            VALUES (\(context.ledger), \(newID(fields)), \(members.values(fields, today: context.clock.today)))
+            RETURNING *)
+        SELECT \(alias).id, true, \(writtenRecord)
+        """
+    }
+
+    /// PUT: replaces the record with this id, or creates it under this id; the first column says which.
+    /// The conflict sets `replacing` (by default `members.replacements`).
+    static func replaceStatement(id: Int64, with fields: Fields, context: RecordContext, replacing: [Query]? = nil) -> Query {
+        let set = Query.joined(
+            (replacing ?? members.replacements(fields)) + ["version = existing.version + 1, updated_at = now()"], separator: ", ")
+        return """
+            WITH \(alias) AS (
+                INSERT INTO \(tableName) AS existing (ledger_id, id, \(members.columns))
+                VALUES (\(context.ledger), \(id), \(members.values(fields, today: context.clock.today)))
+                ON CONFLICT (ledger_id, id) DO UPDATE
+                    SET \(set)
+                RETURNING *, xmax = 0 AS inserted)
+            SELECT \(alias).id, \(alias).inserted, \(writtenRecord)
+            """
+    }
+
+    static func replace(id: Int64, with fields: Fields, context: RecordContext) -> Query {
+        replaceStatement(id: id, with: fields, context: context)
+    }
+
+    /// PATCH: changes only the members given; no row means no such record.
+    static func update(id: Int64, with fields: Fields, in ledger: LedgerID) -> Query {
+        updateStatement(id: id, setting: members.assignments(fields), in: ledger)
+    }
+
+    /// A record under its seed id (or the next server id), with the times and version an export wrote.
+    static func seedInsert(_ record: SeedRecord<Fields>, context: RecordContext) -> Query {
+        """
+        INSERT INTO \(tableName) (ledger_id, id, \(members.seedColumns))
+        VALUES (\(context.ledger), \(newID(record.fields)), \(members.seedValues(record, today: context.clock.today)))
+        """
     }
 
     /// PATCH: bumps `version` and `updated_at` and sets `assignments` on the ledger's record with this id; no
@@ -220,14 +290,6 @@ struct MissingReferences: Sendable {
                 return Problem.FieldError(field: prefix + error.field, message: error.message)
             })
     }
-}
-
-/// A typed record of a seed file, with the bookkeeping an export wrote, so that export → seed → export is unchanged.
-struct SeedRecord<Fields: Sendable>: Sendable {
-    var fields: Fields
-    var createdAt: Timestamp?
-    var updatedAt: Timestamp?
-    var version: Int32?
 }
 
 /// What a write query answers: the record's id, whether it was created, and its JSON.

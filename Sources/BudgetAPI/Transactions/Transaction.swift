@@ -127,29 +127,37 @@ enum TransactionRecord {
     /// The 409's words when a write would take an `importId` another transaction holds (docs/import.md).
     static let importIDTaken = "a transaction with this importId already exists (Location names it); a deleted one frees it"
 
-    /// A transaction row `t`, each member declared once, in the JSON's order (README, "A walk through with curl").
-    static let shape = RecordShape(
-        recordName: "transaction",
-        fields: [
-            RecordField("id", "t.id", .integer, .stored),
-            RecordField("categoryId", "t.category_id", .integer, .stored),
-            RecordField("title", "t.title", .text, .stored, isSearchable: true),
+    /// A transaction row `t`, each member declared once, in the JSON's order (README, "A walk through with
+    /// curl"). A create without a date is today's, and `uncleared`. A replace without `importId`,
+    /// `accountId`, `cleared` or `payee` keeps the stored one (`null` clears them): clients that predate
+    /// those members replace records without knowing them, and must neither free the key that keeps a
+    /// statement from being imported twice (docs/import.md) nor take a transaction out of its account or its
+    /// reconciliation (docs/accounts.md).
+    static let members = RecordMembers<TransactionFields>(
+        recordName: "transaction", alias: "t",
+        [
+            .id,
+            .stored("categoryId", "category_id", .integer, .nullable(\.categoryID, cast: "bigint")),
+            .stored("title", "title", .text, .value(\.title), isSearchable: true),
             // json-server's q looks in strings and numbers; amounts are searchable as their text, e.g. q=12.50.
-            RecordField("amount", "t.amount", .money, .stored, isSearchable: true),
-            RecordField("date", "t.date", .date, .stored),
-            RecordField("note", "t.note", .text, .stored, isSearchable: true),
-            RecordField("importId", "t.import_id", .text, .stored),
-            RecordField("accountId", "t.account_id", .integer, .stored),
-            RecordField("cleared", "t.cleared", .text, .stored),
-            RecordField("payee", "t.payee", .text, .stored, isSearchable: true),
-            RecordField("transferId", "t.transfer_id", .integer, .kept),
-            RecordField("parentId", "t.parent_id", .integer, .kept),
-            // Only a split pays for its parts' subquery; every other transaction's is null.
-            RecordField("splits", "CASE WHEN t.split THEN \(parts(of: "t")) END", .json, .stored),
-            RecordField("createdAt", "t.created_at", .timestamp, .kept),
-            RecordField("updatedAt", "t.updated_at", .timestamp, .kept),
-            RecordField("version", "t.version", .integer, .kept),
+            .stored("amount", "amount", .money, .value(\.amount), isSearchable: true),
+            .stored("date", "date", .date, .value(\.date, cast: "date", default: .today)),
+            .stored("note", "note", .text, .nullable(\.note, cast: "text"), isSearchable: true),
+            .stored("importId", "import_id", .text, .nullable(\.importID, cast: "text", keptWhenAbsent: true)),
+            .stored("accountId", "account_id", .integer, .nullable(\.accountID, cast: "bigint", keptWhenAbsent: true)),
+            .stored("cleared", "cleared", .text, .value(\.cleared, cast: "text", default: .sql("'uncleared'"), keptWhenAbsent: true)),
+            .stored("payee", "payee", .text, .nullable(\.payee, cast: "text", keptWhenAbsent: true), isSearchable: true),
+            // Only a seed writes it: the other side of a transfer, which the server keeps.
+            .kept("transferId", "transfer_id", .integer) { "\($0.fields.transferID)::bigint" },
+            .kept("parentId", "parent_id", .integer),
+            // Only a split pays for its parts' subquery; every other transaction's is null. Its parts are rows
+            // of their own, which `TransactionQueries` writes with their parent.
+            .stored("splits", sql: "CASE WHEN t.split THEN \(parts(of: "t")) END", .json),
+            .createdAt,
+            .updatedAt,
+            .version,
         ])
+    static var shape: RecordShape { members.shape }
 
     /// The JSON array of the split `alias`'s parts in id order, `[{"id":…,"categoryId":…,"amount":…,"note":…}]`,
     /// rendered by `row_to_json`, whose numbers and strings are the bytes `PlainRecord` writes.

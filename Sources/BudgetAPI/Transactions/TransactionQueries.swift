@@ -1,6 +1,6 @@
 import Postgres
 
-/// The SQL behind the transaction routes; the only place that knows transactions' column names.
+/// The SQL behind the transaction routes beyond the statements `TypedResource` builds from the members (`Transactions.members`).
 enum TransactionQueries {
 
     /// A scalar subquery: the JSON array, in id order, of the transactions that `condition` picks (over alias `t`).
@@ -12,17 +12,13 @@ enum TransactionQueries {
     /// Writes answer (id, created, `record` columns) from the written row `t` (see `TypedResource`).
     private static var answer: Query { Transactions.writtenRecord }
 
-    /// The columns every write names after `ledger_id` and `id`, in the order `values(_:today:)` gives them.
-    private static let columns: Query = "category_id, title, amount, date, note, import_id, account_id, cleared, payee"
+    /// The columns every write names after `ledger_id` and `id`, from the members (`TransactionRecord.members`).
+    private static var columns: Query { Transactions.members.columns }
 
     /// `fields`' values for `columns`: what a create gives a member the request left out (today's date,
     /// `uncleared`, NULL).
     private static func values(_ fields: TransactionFields, today: Query) -> Query {
-        """
-        \(fields.categoryID ?? nil)::bigint, \(fields.title), \(fields.amount), coalesce(\(fields.date)::date, \(today)),
-        \(fields.note ?? nil)::text, \(fields.importID ?? nil)::text, \(fields.accountID ?? nil)::bigint,
-        coalesce(\(fields.cleared)::text, 'uncleared'), \(fields.payee ?? nil)::text
-        """
+        Transactions.members.values(fields, today: today)
     }
 
     /// Inserts under the client's id, or the next server id when it gave none; the date defaults to `today`
@@ -33,7 +29,7 @@ enum TransactionQueries {
             return """
                 WITH t AS (
                     INSERT INTO transactions (ledger_id, id, \(columns))
-                    VALUES (\(ledger), coalesce(\(fields.id)::bigint, nextval('transactions_id_seq')), \(values(fields, today: today)))
+                    VALUES (\(ledger), \(Transactions.newID(fields)), \(values(fields, today: today)))
                     RETURNING *)
                 SELECT t.id, true, \(answer)
                 """
@@ -41,7 +37,7 @@ enum TransactionQueries {
         return """
             WITH t AS (
                 INSERT INTO transactions (ledger_id, id, \(columns), split)
-                VALUES (\(ledger), coalesce(\(fields.id)::bigint, nextval('transactions_id_seq')), \(values(fields, today: today)), true)
+                VALUES (\(ledger), \(Transactions.newID(fields)), \(values(fields, today: today)), true)
                 RETURNING *),
             \(insertParts(parts))
             SELECT t.id, true, \(answerWithNewParts)
@@ -50,24 +46,13 @@ enum TransactionQueries {
 
     /// PUT: replaces the transaction with this id, or creates it under this id; the first column says which.
     ///
-    /// A body without `importId`, `accountId`, `cleared` or `payee` keeps the stored one (`null` clears
-    /// them): clients that predate those members replace records without knowing them, and must neither free
-    /// the key that keeps a statement from being imported twice (docs/import.md) nor take a transaction out
-    /// of its account or its reconciliation (docs/accounts.md). A body without `splits` keeps a split's parts
-    /// for the same reason; `null` makes it a plain transaction again, and parts replace the old ones.
+    /// A body without `importId`, `accountId`, `cleared` or `payee` keeps the stored one (see
+    /// `TransactionRecord.members`). A body without `splits` keeps a split's parts for the same reason; `null`
+    /// makes it a plain transaction again, and parts replace the old ones.
     static func replace(id: Int64, with fields: TransactionFields, today: Query, in ledger: LedgerID) -> Query {
-        var kept: [Query] = []
-        if fields.importID != nil { kept.append("import_id = excluded.import_id") }
-        if fields.accountID != nil { kept.append("account_id = excluded.account_id") }
-        if fields.cleared != nil { kept.append("cleared = excluded.cleared") }
-        if fields.payee != nil { kept.append("payee = excluded.payee") }
-        if fields.splits != nil { kept.append("split = excluded.split") }
+        let keepsParts: [Query] = fields.splits != nil ? ["split = excluded.split"] : []
         let assignments = Query.joined(
-            [
-                "category_id = excluded.category_id, title = excluded.title, amount = excluded.amount, date = excluded.date",
-                "note = excluded.note",
-            ] + kept + ["version = existing.version + 1, updated_at = now()"],
-            separator: ", ")
+            Transactions.members.replacements(fields) + keepsParts + ["version = existing.version + 1, updated_at = now()"], separator: ", ")
         // A body without `splits` writes the statement it always did.
         let (split, isSplit): (Query, Query) = fields.splits == nil ? ("", "") : (", split", ", \(fields.splitParts != nil)")
         let upsert: Query = """
@@ -89,16 +74,7 @@ enum TransactionQueries {
 
     /// PATCH: changes only the fields given; no row means no such transaction.
     static func update(id: Int64, with fields: TransactionFields, in ledger: LedgerID) -> Query {
-        var assignments: [Query] = []
-        if let categoryID = fields.categoryID { assignments.append("category_id = \(categoryID)::bigint") }
-        if let title = fields.title { assignments.append("title = \(title)") }
-        if let amount = fields.amount { assignments.append("amount = \(amount)") }
-        if let date = fields.date { assignments.append("date = \(date)::date") }
-        if let note = fields.note { assignments.append("note = \(note)::text") }
-        if let importID = fields.importID { assignments.append("import_id = \(importID)::text") }
-        if let accountID = fields.accountID { assignments.append("account_id = \(accountID)::bigint") }
-        if let cleared = fields.cleared { assignments.append("cleared = \(cleared)") }
-        if let payee = fields.payee { assignments.append("payee = \(payee)::text") }
+        let assignments = Transactions.members.assignments(fields)
         guard let splits = fields.splits else { return Transactions.updateStatement(id: id, setting: assignments, in: ledger) }
         // The old parts go, and new ones come, in the statement that changes the parent (see `insert`).
         let set = Query.joined(
@@ -179,11 +155,8 @@ extension TransactionQueries {
         let fields = record.fields
         let (split, isSplit): (Query, Query) = fields.splitParts == nil ? ("", "") : (", split", ", true")
         let insert: Query = """
-            INSERT INTO transactions (ledger_id, id, \(columns), transfer_id, created_at, updated_at, version\(split))
-            VALUES (\(ledger), coalesce(\(fields.id)::bigint, nextval('transactions_id_seq')), \(values(fields, today: today)),
-                    \(fields.transferID)::bigint,
-                    coalesce(\(record.createdAt)::timestamptz, now()), coalesce(\(record.updatedAt)::timestamptz, now()),
-                    coalesce(\(record.version)::integer, 1)\(isSplit))
+            INSERT INTO transactions (ledger_id, id, \(Transactions.members.seedColumns)\(split))
+            VALUES (\(ledger), \(Transactions.newID(fields)), \(Transactions.members.seedValues(record, today: today))\(isSplit))
             """
         guard let parts = fields.splitParts else { return insert }
         return "WITH t AS (\(insert) RETURNING *), \(insertParts(parts)) SELECT FROM t"

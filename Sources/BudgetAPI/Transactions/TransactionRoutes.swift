@@ -5,8 +5,7 @@ import Postgres
 struct Transactions: CategoryChild {
     static let collection = "transactions"
     static let recordName = "transaction"
-    static let shape = TransactionRecord.shape
-    static let alias: SQLIdentifier = "t"
+    static let members = TransactionRecord.members
     static let listFormats = ListFormat.jsonOrCSV
 
     /// The JSON list's rows and filters, each row with its category's title (`TransactionRecord.csvRecord`);
@@ -46,6 +45,43 @@ struct Transactions: CategoryChild {
     static func exportRows(in ledger: LedgerID) -> Query {
         TransactionQueries.exportRows(in: ledger)
     }
+
+    static let constraints: [ResourceConstraint] = [
+        // A write that raced another for the same key: the check before each write (`takenKey`) names the
+        // record holding it when it can.
+        .unique("transactions_import_id_unique", field: "importId", detail: TransactionRecord.importIDTaken),
+        .foreignKey("transactions_category_id_fkey", field: "categoryId", references: Categories.self),
+        // Accounts (migrations/0018, docs/accounts.md).
+        .foreignKey("transactions_account_id_fkey", field: "accountId", references: Accounts.self),
+        // Only a seed writes transferId: the other side of the transfer is not in it.
+        .foreignKey("transactions_transfer_id_fkey", field: "transferId", references: Transactions.self),
+        .check("transactions_account_or_category", field: "categoryId", message: "is required unless the transaction has an accountId"),
+        // The trigger names the locked member the write changed (migrations/0018).
+        .check(
+            "transactions_reconciled_locked", field: "amount",
+            conflict: "the transaction is reconciled: its amount, date and accountId are locked until its cleared is set back to cleared",
+            namesColumn: true),
+        // Splits (migrations/0019, docs/api.md): the sum is checked when each statement ends, and names the
+        // member the write changed (`splits`, or `amount` when a parent's or a part's amount alone moved).
+        .check(
+            "transactions_splits_add_up", field: "splits",
+            message: "a split's parts must add up to its amount exactly, and a split has at least two parts", namesColumn: true),
+        .check(
+            "transactions_split_shape", field: "splits",
+            message: "a split has no categoryId (its parts name theirs), is no side of a transfer and no part of another split"),
+        .check(
+            "transactions_part_shape", field: "parentId",
+            message: "this transaction is a part of a split: it names a category, and no account, transfer, importId or splits of its own"),
+        .keeps("transactions_parts_stay", field: "parentId", detail: "a part stays with its split: change the parent's splits instead"),
+        .keeps(
+            "transactions_parts_go_with_parent", field: "parentId",
+            detail: "a part of a split is deleted with its parent: delete or edit its parent (parentId) instead"),
+        // The trigger names the member the write changed: date, title or payee.
+        .check(
+            "transactions_parts_follow_their_split", field: "date",
+            message: "a part's date, title and payee are its split's: edit the split (parentId) instead", namesColumn: true),
+        .foreignKey("transactions_parent_id_fkey", field: "parentId", references: Transactions.self),
+    ]
 
     static func missingReferences(_ fields: TransactionFields, in ledger: LedgerID) -> MissingReferences? {
         guard let parts = fields.splitParts else { return nil }
