@@ -159,6 +159,12 @@ enum TransactionRecord {
         ])
     static var shape: RecordShape { members.shape }
 
+    /// `shape`'s columns for a row that is no split, as a plain POST writes: `splits` is null without the parts'
+    /// subquery, whose plan PostgreSQL would otherwise set up for every statement (bench/README.md, "The write path").
+    static let unsplitColumns: Query = PlainRecord(
+        shape.fields.map { field in field.name == "splits" ? RecordField(field.name, "NULL::json", field.type, field.origin) : field }
+    ).columns
+
     /// The JSON array of the split `alias`'s parts in id order, `[{"id":…,"categoryId":…,"amount":…,"note":…}]`,
     /// rendered by `row_to_json`, whose numbers and strings are the bytes `PlainRecord` writes.
     static func parts(of alias: SQLIdentifier) -> Query {
