@@ -35,6 +35,9 @@ let package = Package(
         .target(name: "CLinux"),
         .target(name: "Sockets", dependencies: ["CLinux"]),
         .target(name: "JSONText"),
+        // The budget's pure rules, shared by the server, the client library and the fuzz targets: money,
+        // months and days, the list query language, JSON and CSV, collection names, month figures.
+        .target(name: "BudgetCore", dependencies: ["JSONText"]),
         .target(
             name: "HTTPServer",
             dependencies: [
@@ -77,6 +80,7 @@ let package = Package(
         .target(
             name: "BudgetAPI",
             dependencies: [
+                "BudgetCore",
                 "HTTPServer",
                 "Postgres",
                 "JSONText",
@@ -105,7 +109,7 @@ let package = Package(
         ),
         // The client half of the sync protocol, for apps (docs/budgetsync.md): Foundation and JSONText only,
         // no server module.
-        .target(name: "BudgetSync", dependencies: ["JSONText"]),
+        .target(name: "BudgetSync", dependencies: ["BudgetCore", "JSONText"]),
         // The BudgetSync examples (docs/budgetsync.md, Examples): an app's flow each, run against a server
         // seeded from the db.json beside them; BudgetSyncTests run both.
         .target(
@@ -132,12 +136,12 @@ let package = Package(
         .testTarget(name: "LocalPostgresTests", dependencies: ["LocalPostgres", "Postgres", "TestSupport"]),
         .target(
             name: "APITestSupport",
-            dependencies: ["BudgetAPI", "HTTPServer", "Postgres", "TestSupport", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["BudgetAPI", "BudgetCore", "HTTPServer", "Postgres", "TestSupport", .product(name: "Logging", package: "swift-log")],
             path: "Tests/APITestSupport"
         ),
-        .testTarget(name: "BudgetAPITests", dependencies: ["BudgetAPI", "HTTPServer", "Postgres", "TestSupport", "APITestSupport"]),
+        .testTarget(name: "BudgetAPITests", dependencies: ["BudgetAPI", "BudgetCore", "HTTPServer", "Postgres", "TestSupport", "APITestSupport"]),
         .testTarget(name: "OperationsTests", dependencies: ["Postgres", "TestSupport"]),
-        .testTarget(name: "BudgetSyncTests", dependencies: ["BudgetSync", "BudgetAPI", "Postgres", "TestSupport", "APITestSupport"]),
+        .testTarget(name: "BudgetSyncTests", dependencies: ["BudgetSync", "BudgetCore", "BudgetAPI", "Postgres", "TestSupport", "APITestSupport"]),
         // bench/sync's client: BudgetSync's pull and push rates against a running server (bench/README.md).
         // BoundedPullMemoryTests run it as a child process, for a memory figure of its own.
         .executableTarget(

@@ -1,3 +1,4 @@
+@testable import BudgetCore
 @testable import BudgetAPI
 import HTTPServer
 import Testing

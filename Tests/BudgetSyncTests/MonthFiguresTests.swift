@@ -2,6 +2,7 @@ import BudgetSync
 import Foundation
 import Testing
 import APITestSupport
+import BudgetCore
 import TestSupport
 
 /// `BudgetLedger` computes a month's figures from the records a client pulled, with the server's rules

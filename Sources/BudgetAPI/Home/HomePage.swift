@@ -1,3 +1,4 @@
+import BudgetCore
 import Postgres
 
 /// What `GET /` shows (docs/json-server.md, Home page): every resource with its record count and link, a

@@ -1,3 +1,4 @@
+import BudgetCore
 import HTTPServer
 
 /// A bank statement's rows, read from CSV or a JSON array and each validated as a `POST /transactions` body

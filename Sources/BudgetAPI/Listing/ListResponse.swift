@@ -1,3 +1,4 @@
+import BudgetCore
 import HTTPServer
 
 /// How a list answer carries its pagination: `X-Total-Count`, json-server 0.17's `Link`, or the 1.x envelope.

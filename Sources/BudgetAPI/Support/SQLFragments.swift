@@ -1,3 +1,4 @@
+import BudgetCore
 import Postgres
 
 /// SQL pieces shared by the resources' queries: how a timestamp and a record render as JSON.

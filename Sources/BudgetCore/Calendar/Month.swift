@@ -1,12 +1,10 @@
-import Postgres
-
 /// A calendar month written `YYYY-MM` (ISO 8601), from `0001-01` to `9999-12` (docs/api.md, Months).
-struct Month: Sendable, Hashable, Comparable, CustomStringConvertible {
-    let year: Int
-    let month: Int
+public struct Month: Sendable, Hashable, Comparable, CustomStringConvertible {
+    public let year: Int
+    public let month: Int
 
     /// Exactly `YYYY-MM` with a month from 01 to 12: `2026-1`, `26-11` and `2026-11-01` are not months.
-    init?(_ text: String) {
+    public init?(_ text: String) {
         guard text.utf8.count == 7, let day = CalendarDay(text + "-01") else { return nil }
         (year, month) = (day.year, day.month)
     }
@@ -16,20 +14,17 @@ struct Month: Sendable, Hashable, Comparable, CustomStringConvertible {
     }
 
     /// Months counted from January of year 0, so that ranges are differences.
-    var index: Int { year * 12 + month - 1 }
+    public var index: Int { year * 12 + month - 1 }
 
     /// The month `count` months later (earlier when negative).
-    func adding(_ count: Int) -> Month { Month(index: index + count) }
+    public func adding(_ count: Int) -> Month { Month(index: index + count) }
 
-    var description: String { Self.digits(year, 4) + "-" + Self.digits(month, 2) }
+    public var description: String { Self.digits(year, 4) + "-" + Self.digits(month, 2) }
 
     /// The month's first day, `YYYY-MM-01`, as PostgreSQL reads a `date`.
-    var firstDay: String { description + "-01" }
+    public var firstDay: String { description + "-01" }
 
-    /// The first day as a bound `date`.
-    var sql: Query { "\(firstDay)::date" }
-
-    static func < (lhs: Month, rhs: Month) -> Bool { lhs.index < rhs.index }
+    public static func < (lhs: Month, rhs: Month) -> Bool { lhs.index < rhs.index }
 
     private static func digits(_ value: Int, _ width: Int) -> String {
         let text = String(value)

@@ -1,5 +1,5 @@
 /// How much of a record a write body must carry.
-enum WriteMode: Sendable {
+public enum WriteMode: Sendable {
     /// POST and PUT: the whole record, so every required field must be present.
     case complete
     /// PATCH: only the fields present change (RFC 7396 merge, shallow).
@@ -10,5 +10,5 @@ enum WriteMode: Sendable {
     case seed
 
     /// Whether every required field must be present.
-    var isComplete: Bool { self != .partial }
+    public var isComplete: Bool { self != .partial }
 }

@@ -1,30 +1,30 @@
 /// Fields written as CSV (RFC 4180): separated by commas, each record ended by CRLF (§2.1), a field quoted
 /// when it holds a comma, a quote, CR or LF, with its quotes doubled (§2.6, §2.7). The one place CSV is
 /// quoted: `PlainRecord`'s CSV rows (lists, the spending report) write their cells through it.
-enum CSVText {
+public enum CSVText {
     /// RFC 4180 §3 registers `text/csv`; our fields are UTF-8.
-    static let contentType = "text/csv; charset=utf-8"
+    public static let contentType = "text/csv; charset=utf-8"
     /// The media type `Accept` names, as `Request.preferredMediaType(among:)` compares it.
-    static let mediaType = "text/csv"
+    public static let mediaType = "text/csv"
 
-    static let comma = UInt8(ascii: ",")
-    static let quote = UInt8(ascii: "\"")
-    static let recordEnd: [UInt8] = [13, 10]
+    public static let comma = UInt8(ascii: ",")
+    public static let quote = UInt8(ascii: "\"")
+    public static let recordEnd: [UInt8] = [13, 10]
     /// The first characters that make a spreadsheet read a cell as a formula (OWASP, CSV injection): `=`, `+`,
     /// `-`, `@`, a tab and a carriage return. An export puts `'` before a text cell starting with one; an
     /// import drops it again (docs/import.md).
-    static let formulaTriggers: Set<UInt8> = [UInt8(ascii: "="), UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "@"), 9, 13]
+    public static let formulaTriggers: Set<UInt8> = [UInt8(ascii: "="), UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "@"), 9, 13]
 
     /// Appends `field` as it is, quoted if it must be. For names and values the server wrote itself
     /// (numbers, dates), which never start a formula.
-    static func append(_ field: UnsafeRawBufferPointer, to output: inout [UInt8]) {
+    public static func append(_ field: UnsafeRawBufferPointer, to output: inout [UInt8]) {
         append(field, defused: false, to: &output)
     }
 
     /// Appends text a client wrote, defused first: a cell that starts with `=`, `+`, `-`, `@`, a tab or a
     /// carriage return is one a spreadsheet may run as a formula (OWASP, "CSV Injection"), so it gets a `'` in
     /// front, which spreadsheets show as text (docs/api.md, CSV).
-    static func appendText(_ text: UnsafeRawBufferPointer, to output: inout [UInt8]) {
+    public static func appendText(_ text: UnsafeRawBufferPointer, to output: inout [UInt8]) {
         append(text, defused: startsFormula(text), to: &output)
     }
 
@@ -49,7 +49,7 @@ enum CSVText {
     }
 
     /// Appends one record of fields the server wrote itself (a header row), with its CRLF.
-    static func appendRecord(_ fields: [String], to output: inout [UInt8]) {
+    public static func appendRecord(_ fields: [String], to output: inout [UInt8]) {
         for (index, field) in fields.enumerated() {
             if index > 0 { output.append(comma) }
             var field = field

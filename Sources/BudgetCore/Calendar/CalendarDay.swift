@@ -1,10 +1,10 @@
 /// A calendar day written `YYYY-MM-DD` (ISO 8601), checked for a real date: `2026-02-29` is refused.
-struct CalendarDay: Equatable {
-    let year: Int
-    let month: Int
-    let day: Int
+public struct CalendarDay: Equatable {
+    public let year: Int
+    public let month: Int
+    public let day: Int
 
-    init?(_ text: String) {
+    public init?(_ text: String) {
         let bytes = Array(text.utf8)
         guard bytes.count == 10, bytes[4] == UInt8(ascii: "-"), bytes[7] == UInt8(ascii: "-") else { return nil }
         func number(_ range: Range<Int>) -> Int? {

@@ -7,8 +7,8 @@
 /// Accepted beyond RFC 4180, as bank exports need: records ending in LF or a lone CR as well as CRLF, any
 /// one-byte delimiter, a leading UTF-8 byte order mark, blank lines (skipped), and a `"` inside an unquoted
 /// cell (kept as it is). A quoted cell must end at its closing quote: `"ab"x` is an error, not a guess.
-struct CSVReader {
-    enum Failure: Error, Equatable {
+public struct CSVReader {
+    public enum Failure: Error, Equatable {
         /// A quoted cell opened on `line` never closes.
         case unterminatedQuote(line: Int)
         /// Something other than the delimiter or a line break follows a quoted cell's closing quote.
@@ -18,13 +18,13 @@ struct CSVReader {
         /// A cell holds U+0000, which PostgreSQL text cannot hold.
         case nul(line: Int)
 
-        var line: Int {
+        public var line: Int {
             switch self {
             case .unterminatedQuote(let line), .textAfterQuote(let line), .notUTF8(let line), .nul(let line): line
             }
         }
 
-        var message: String {
+        public var message: String {
             switch self {
             case .unterminatedQuote: "a quoted cell opened on this line never closes (a \" is missing)"
             case .textAfterQuote:
@@ -36,9 +36,9 @@ struct CSVReader {
     }
 
     /// One record: its cells, and the line (from 1) its first cell is on.
-    struct Record: Equatable {
-        var line: Int
-        var cells: [String]
+    public struct Record: Equatable {
+        public var line: Int
+        public var cells: [String]
     }
 
     private let bytes: [UInt8]
@@ -47,19 +47,19 @@ struct CSVReader {
     /// The line `position` is on.
     private var line = 1
 
-    static let byteOrderMark: [UInt8] = [0xEF, 0xBB, 0xBF]
+    public static let byteOrderMark: [UInt8] = [0xEF, 0xBB, 0xBF]
     private static let quote = UInt8(ascii: "\"")
     private static let cr = UInt8(ascii: "\r")
     private static let lf = UInt8(ascii: "\n")
 
-    init(_ bytes: [UInt8], delimiter: UInt8 = UInt8(ascii: ",")) {
+    public init(_ bytes: [UInt8], delimiter: UInt8 = UInt8(ascii: ",")) {
         self.bytes = bytes
         self.delimiter = delimiter
         position = bytes.starts(with: Self.byteOrderMark) ? Self.byteOrderMark.count : 0
     }
 
     /// The next record, or nil after the last one.
-    mutating func next() throws(Failure) -> Record? {
+    public mutating func next() throws(Failure) -> Record? {
         skipBlankLines()
         guard position < bytes.count else { return nil }
         let start = line
@@ -72,7 +72,7 @@ struct CSVReader {
     }
 
     /// Every record, for inputs known to be small (tests, the fuzz target).
-    static func records(_ bytes: [UInt8], delimiter: UInt8 = UInt8(ascii: ",")) throws(Failure) -> [Record] {
+    public static func records(_ bytes: [UInt8], delimiter: UInt8 = UInt8(ascii: ",")) throws(Failure) -> [Record] {
         var reader = CSVReader(bytes, delimiter: delimiter)
         var records: [Record] = []
         while let record = try reader.next() { records.append(record) }

@@ -4,16 +4,16 @@
 /// nested path (`{"author":{"name":{"eq":"typicode"}}}`); `{"or":[{…},{…}]}` matches when any branch does.
 /// Several members, and several operators in one object, must all hold. Anything else is a 400 naming the spot,
 /// where json-server would silently match nothing.
-enum WhereClause {
-    static func filter(json text: String) throws -> Filter {
+public enum WhereClause {
+    public static func filter(json text: String) throws -> Filter {
         let value: JSONValue
         do {
             value = try JSONParser.parse(Array(text.utf8))
         } catch {
-            throw APIError.malformedQuery("_where must be JSON: \(error)")
+            throw MalformedQuery("_where must be JSON: \(error)")
         }
         guard case .object(let object) = value else {
-            throw APIError.malformedQuery("_where must be a JSON object such as {\"views\":{\"gt\":100}}; it was \(value.typeName)")
+            throw MalformedQuery("_where must be a JSON object such as {\"views\":{\"gt\":100}}; it was \(value.typeName)")
         }
         return try filter(object, path: [])
     }
@@ -27,7 +27,7 @@ enum WhereClause {
             }
             let memberPath = path + [name]
             guard case .object(let members) = value, !members.isEmpty else {
-                throw APIError.malformedQuery(
+                throw MalformedQuery(
                     "_where: \(describe(memberPath)) must be an object of operators such as {\"eq\":1} or a nested field; it was \(value.typeName)")
             }
             let operatorCount = members.names.filter(FieldKey.operatorNames.contains).count
@@ -37,7 +37,7 @@ enum WhereClause {
                 parts += try members.map { try comparison(op: $0.name, value: $0.value, path: memberPath) }
             } else {
                 let unknown = members.names.filter { !FieldKey.operatorNames.contains($0) }
-                throw APIError.malformedQuery(
+                throw MalformedQuery(
                     "_where: unknown operator '\(unknown[0])' at \(describe(memberPath)); known operators: \(FieldKey.operatorNames.joined(separator: ", "))"
                 )
             }
@@ -47,12 +47,12 @@ enum WhereClause {
 
     private static func alternatives(_ value: JSONValue, path: [String]) throws -> Filter {
         guard case .array(let branches) = value, !branches.isEmpty else {
-            throw APIError.malformedQuery("_where: \"or\" must be a non-empty array of objects")
+            throw MalformedQuery("_where: \"or\" must be a non-empty array of objects")
         }
         return .any(
             try branches.map { branch in
                 guard case .object(let object) = branch else {
-                    throw APIError.malformedQuery("_where: every branch of \"or\" must be an object; one was \(branch.typeName)")
+                    throw MalformedQuery("_where: every branch of \"or\" must be an object; one was \(branch.typeName)")
                 }
                 return try filter(object, path: path)
             })
@@ -69,7 +69,7 @@ enum WhereClause {
         }
         let filterValue = try scalar(value, op: op, path: path)
         if filterValue == .null, comparisonOperator != .eq, comparisonOperator != .ne {
-            throw APIError.malformedQuery("_where: \(op) at \(describe(path)) needs a value, not null")
+            throw MalformedQuery("_where: \(op) at \(describe(path)) needs a value, not null")
         }
         return .comparison(Comparison(path: path, op: comparisonOperator, value: filterValue))
     }
@@ -82,7 +82,7 @@ enum WhereClause {
         case .number(let literal): return .text(literal)
         case .string(let text): return .text(text)
         case .array, .object:
-            throw APIError.malformedQuery("_where: \(op) at \(describe(path)) takes a string, number, boolean or null; it was \(value.typeName)")
+            throw MalformedQuery("_where: \(op) at \(describe(path)) takes a string, number, boolean or null; it was \(value.typeName)")
         }
     }
 

@@ -1,10 +1,10 @@
 extension ListQuery {
-    /// Reads the query items of a list request in either json-server dialect; throws `APIError.malformedQuery` (400).
+    /// Reads the query items of a list request in either json-server dialect; throws `MalformedQuery` (a 400 in BudgetAPI).
     ///
     /// Parameters that start with `_` and are not part of the list language (`_delay`, jQuery's cache-buster `_`)
     /// are ignored, as json-server ignores what it does not know; other servers' middleware handles them. So is
     /// JSONP's `callback`, which never filters (we answer JSON, not JSONP: docs/json-server.md, where we differ).
-    static func parse(_ items: [(name: String, value: String)]) throws -> ListQuery {
+    public static func parse(_ items: [(name: String, value: String)]) throws -> ListQuery {
         var query = ListQuery()
         var groups: [(key: String, comparisons: [Comparison])] = []
         var whereFilter: Filter?
@@ -56,7 +56,7 @@ extension ListQuery {
             case "": return nil
             case "asc": return false
             case "desc": return true
-            default: throw APIError.malformedQuery("_order takes asc or desc for each _sort field; '\(text)' is neither")
+            default: throw MalformedQuery("_order takes asc or desc for each _sort field; '\(text)' is neither")
             }
         }
         guard let sort else { return [] }
@@ -76,10 +76,10 @@ extension ListQuery {
             // Deliberately stricter than json-server's parseInt: `_page=abc` is a 400, not page 1
             // (docs/json-server.md, where we differ).
             guard !text.isEmpty, text.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) else {
-                throw APIError.malformedQuery("\(name) must be a whole number of 0 or more; it was '\(text)'")
+                throw MalformedQuery("\(name) must be a whole number of 0 or more; it was '\(text)'")
             }
             guard let number = Int(text), number <= maximumCount else {
-                throw APIError.malformedQuery("\(name) must be at most \(maximumCount); it was \(text)")
+                throw MalformedQuery("\(name) must be at most \(maximumCount); it was \(text)")
             }
             return number
         }
@@ -101,5 +101,5 @@ extension ListQuery {
     }
 
     /// Bounds every count so that page × size and start + limit cannot overflow.
-    static let maximumCount = 1_000_000_000
+    public static let maximumCount = 1_000_000_000
 }

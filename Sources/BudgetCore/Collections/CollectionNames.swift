@@ -2,12 +2,14 @@
 ///
 /// json-server links records by `<singular collection>Id` (`comments.postId` → `posts`), so deleting a post
 /// and the nested route `/posts/1/comments` both need the singular of `posts` (docs/json-server.md).
-enum CollectionNames {
+public enum CollectionNames {
     /// Top-level paths the server itself answers; a seed or `PUT /db` may not define them.
-    static let reserved: Set<String> = ["db", "health", "ready", "metrics", "changes", "batch", "months", "reports", "ledgers", "auth", "transfers"]
+    public static let reserved: Set<String> = [
+        "db", "health", "ready", "metrics", "changes", "batch", "months", "reports", "ledgers", "auth", "transfers",
+    ]
 
     /// Whether `name` fits the `collections_name_format` constraint of migrations/0005.
-    static func isWellFormed(_ name: String) -> Bool {
+    public static func isWellFormed(_ name: String) -> Bool {
         (1...100).contains(name.utf8.count)
             && name.utf8.allSatisfy { byte in
                 (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
@@ -16,14 +18,14 @@ enum CollectionNames {
     }
 
     /// The member that names a record of `collection` in another record, e.g. `postId` for `posts`.
-    static func foreignKey(for collection: String) -> String {
+    public static func foreignKey(for collection: String) -> String {
         singular(collection) + "Id"
     }
 
     /// The singular of an English plural: irregular words first, then the common suffix rules.
     ///
     /// Only the end of the name changes, so `blog_posts` becomes `blog_post` and `salespeople` `salesperson`.
-    static func singular(_ plural: String) -> String {
+    public static func singular(_ plural: String) -> String {
         for (pluralEnding, singularEnding) in irregular where plural.hasSuffix(pluralEnding) {
             return String(plural.dropLast(pluralEnding.count)) + singularEnding
         }
