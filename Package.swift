@@ -38,9 +38,13 @@ let package = Package(
         // The budget's pure rules, shared by the server, the client library and the fuzz targets: money,
         // months and days, the list query language, JSON and CSV, collection names, month figures.
         .target(name: "BudgetCore", dependencies: ["JSONText"]),
+        // HTTP's wire format: the request, response and problem model and the parsers of heads and chunked
+        // bodies, with no dependency beyond JSONText, so that the fuzz targets build it alone.
+        .target(name: "HTTPWire", dependencies: ["JSONText"]),
         .target(
             name: "HTTPServer",
             dependencies: [
+                "HTTPWire",
                 "Sockets",
                 "JSONText",
                 .product(name: "Logging", package: "swift-log"),

@@ -17,12 +17,12 @@ extension Request {
 }
 
 /// One element of `Accept`: `type/subtype`, `type/*` or `*/*`, with its weight `q` (RFC 9110 §12.4.2).
-struct MediaRange: Equatable {
-    var type: Substring
-    var subtype: Substring
-    var weight: Double
+package struct MediaRange: Equatable {
+    package var type: Substring
+    package var subtype: Substring
+    package var weight: Double
 
-    init?(_ element: Substring) {
+    package init?(_ element: Substring) {
         let parts = element.split(separator: ";").map { $0.trimmingASCIIWhitespace() }
         guard let range = parts.first, let slash = range.firstIndex(of: "/") else { return nil }
         type = range[..<slash].lowercased()[...]
@@ -40,7 +40,7 @@ struct MediaRange: Equatable {
     }
 
     /// How much `ranges` want `mediaType`: the weight of the most specific range that matches it, 0 when none does.
-    static func weight(of mediaType: String, in ranges: [MediaRange]) -> Double {
+    package static func weight(of mediaType: String, in ranges: [MediaRange]) -> Double {
         let parts = mediaType.lowercased().split(separator: "/", maxSplits: 1)
         guard parts.count == 2 else { return 0 }
         var best: (specificity: Int, weight: Double) = (-1, 0)

@@ -8,13 +8,13 @@ import Synchronization
 /// the IMF-fixdate form of RFC 9110 §5.6.7, e.g. `Sun, 06 Nov 1994 08:49:37 GMT`.
 ///
 /// The text changes once a second, so it is formatted once a second and shared, not once per answer.
-enum HTTPDate {
+package enum HTTPDate {
     private static let cache = Mutex<(second: time_t, text: String)>((-1, ""))
     private static let weekdays = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
     private static let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
 
     /// Now, to the second.
-    static func now() -> String {
+    package static func now() -> String {
         let second = time(nil)
         return cache.withLock { cache in
             if cache.second != second { cache = (second, format(second)) }
@@ -23,7 +23,7 @@ enum HTTPDate {
     }
 
     /// `seconds` since the epoch in IMF-fixdate, written by hand: `strftime` would follow the C locale's names.
-    static func format(_ seconds: time_t) -> String {
+    package static func format(_ seconds: time_t) -> String {
         var seconds = seconds
         var parts = tm()
         gmtime_r(&seconds, &parts)

@@ -72,11 +72,11 @@ public struct Headers: Sendable, Sequence, ExpressibleByDictionaryLiteral, Custo
 
 extension String {
     /// ASCII case-insensitive equality without allocating lower-cased copies.
-    func equalsIgnoringASCIICase(_ other: String) -> Bool {
+    package func equalsIgnoringASCIICase(_ other: String) -> Bool {
         utf8.count == other.utf8.count && zip(utf8, other.utf8).allSatisfy { $0.asciiLowercased == $1.asciiLowercased }
     }
 }
 
 extension UInt8 {
-    var asciiLowercased: UInt8 { (0x41...0x5A).contains(self) ? self | 0x20 : self }
+    package var asciiLowercased: UInt8 { (0x41...0x5A).contains(self) ? self | 0x20 : self }
 }

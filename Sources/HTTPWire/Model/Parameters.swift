@@ -10,7 +10,7 @@ public struct Parameters: Sendable {
         values.last { $0.name == name }?.value
     }
 
-    mutating func set(_ name: String, _ value: String) {
+    package mutating func set(_ name: String, _ value: String) {
         values.append((name: name, value: value))
     }
 

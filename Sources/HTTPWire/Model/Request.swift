@@ -45,7 +45,7 @@ public struct Request: Sendable {
         )
     }
 
-    init(
+    package init(
         method: Method, target: String, components: RequestTarget, headers: Headers, body: [UInt8], isHTTP10: Bool,
         peer: String?
     ) {
@@ -83,7 +83,7 @@ public struct Request: Sendable {
 
 extension StringProtocol {
     /// Drops leading and trailing spaces and tabs (HTTP's OWS).
-    func trimmingASCIIWhitespace() -> Substring {
+    package func trimmingASCIIWhitespace() -> Substring {
         let text = Substring(self)
         let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\t" }
         guard let first = text.firstIndex(where: { !isSpace($0) }), let last = text.lastIndex(where: { !isSpace($0) }) else {

@@ -1,15 +1,15 @@
 /// The path and query of a request-target, percent-decoded (RFC 3986 §2.1).
-struct RequestTarget: Sendable {
-    var path: String
-    var query: [(name: String, value: String)]
+package struct RequestTarget: Sendable {
+    package var path: String
+    package var query: [(name: String, value: String)]
 
-    init(path: String, query: [(name: String, value: String)]) {
+    package init(path: String, query: [(name: String, value: String)]) {
         self.path = path
         self.query = query
     }
 
     /// Splits and decodes `target`; nil when a percent escape is malformed or decodes to invalid UTF-8.
-    init?(_ target: String) {
+    package init?(_ target: String) {
         var rawPath = Substring(target)
         var rawQuery: Substring?
         if let mark = target.firstIndex(of: "?") {
@@ -33,7 +33,7 @@ struct RequestTarget: Sendable {
         self.init(path: path, query: query)
     }
 
-    static func percentDecoded(_ text: Substring, plusIsSpace: Bool) -> String? {
+    package static func percentDecoded(_ text: Substring, plusIsSpace: Bool) -> String? {
         guard text.utf8.contains(where: { $0 == UInt8(ascii: "%") || (plusIsSpace && $0 == UInt8(ascii: "+")) }) else {
             return String(text)
         }
@@ -56,7 +56,7 @@ struct RequestTarget: Sendable {
 }
 
 /// The value of one hexadecimal digit, or nil.
-func hexValue(_ byte: UInt8) -> UInt8? {
+package func hexValue(_ byte: UInt8) -> UInt8? {
     switch byte {
     case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
     case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10

@@ -19,7 +19,7 @@ public struct Status: Hashable, Sendable, CustomStringConvertible {
     public var isSuccess: Bool { (200..<300).contains(code) }
 
     /// RFC 9110 §6.4.1: these answers never carry content, so they get no Content-Length either.
-    var forbidsContent: Bool { code == 204 || code == 304 || (100..<200).contains(code) }
+    package var forbidsContent: Bool { code == 204 || code == 304 || (100..<200).contains(code) }
 
     public static let `continue` = Status(code: 100, reason: "Continue")
     public static let ok = Status(code: 200, reason: "OK")

@@ -3,14 +3,16 @@
 /// Input starts right after the head. Chunk extensions are skipped (their bytes must still be
 /// visible characters); trailer fields are checked like header fields and then dropped, which
 /// RFC 9112 §7.1.2 allows. Line ends are strict CRLF, as in the head.
-struct ChunkedDecoder {
-    let limits: Limits
+package struct ChunkedDecoder {
+    package let limits: Limits
+
+    package init(limits: Limits) { self.limits = limits }
 
     /// Longest chunk-size line accepted, extensions included.
-    static let maxChunkLineBytes = 4096
+    package static let maxChunkLineBytes = 4096
 
     /// - Parameter maxBodyBytes: the request's limit (`Limits.maxBodyBytes(forPath:)`).
-    func decode(_ bytes: UnsafeRawBufferPointer, maxBodyBytes: Int) -> ParseResult<[UInt8]> {
+    package func decode(_ bytes: UnsafeRawBufferPointer, maxBodyBytes: Int) -> ParseResult<[UInt8]> {
         let scanner = LineScanner(bytes: bytes)
         var body: [UInt8] = []
         var position = 0

@@ -1,11 +1,11 @@
 /// Reads the field lines of a head or a chunked trailer section (RFC 9112 §5).
-struct FieldSection {
-    let bytes: UnsafeRawBufferPointer
+package struct FieldSection {
+    package let bytes: UnsafeRawBufferPointer
 
     /// Scans lines from `start` to the empty line that ends the section, within `maxBytes` and `maxCount` lines.
     ///
     /// Returns the content ranges of the field lines; `consumed` is the index just past the empty line.
-    func scan(from start: Int, maxBytes: Int, maxCount: Int) -> ParseResult<[Range<Int>]> {
+    package func scan(from start: Int, maxBytes: Int, maxCount: Int) -> ParseResult<[Range<Int>]> {
         let scanner = LineScanner(bytes: bytes)
         let limit = start + maxBytes
         var lines: [Range<Int>] = []
@@ -38,7 +38,7 @@ struct FieldSection {
     }
 
     /// Splits one field line into name and value, or says what is wrong with it.
-    func field(_ line: Range<Int>) -> Result<(name: String, value: String), Problem> {
+    package func field(_ line: Range<Int>) -> Result<(name: String, value: String), Problem> {
         let first = bytes[line.lowerBound]
         // RFC 9112 §5.2: obs-fold (a line starting with whitespace) is rejected with 400.
         if first == ASCII.space || first == ASCII.tab {

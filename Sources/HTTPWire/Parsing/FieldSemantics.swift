@@ -1,6 +1,6 @@
 extension RequestParser {
     /// Checks Host and decides body framing, rejecting every ambiguity a smuggler could use.
-    func applyFieldSemantics(to head: inout RequestHead) throws(Problem) {
+    package func applyFieldSemantics(to head: inout RequestHead) throws(Problem) {
         let hosts = head.headers.values(for: "Host")
         // RFC 9112 §3.2: 400 for an HTTP/1.1 request without Host, or any request with several.
         if hosts.count > 1 || (hosts.isEmpty && !head.isHTTP10) {

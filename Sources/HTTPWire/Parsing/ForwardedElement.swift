@@ -80,7 +80,7 @@ public struct ForwardedElement: Sendable, Equatable {
     }
 
     /// RFC 7239 §6: `nodename [ ":" node-port ]`, returned without the port and the IPv6 brackets.
-    static func node(_ value: String) -> String? {
+    package static func node(_ value: String) -> String? {
         let bytes = Array(value.utf8)
         let name: String
         let rest: ArraySlice<UInt8>
@@ -155,32 +155,32 @@ public struct ForwardedElement: Sendable, Equatable {
 }
 
 /// A cursor over one field value for the token and quoted-string grammar of RFC 9110 §5.6.
-struct FieldScanner {
+package struct FieldScanner {
     private let bytes: [UInt8]
     private var index = 0
 
-    init(_ bytes: [UInt8]) {
+    package init(_ bytes: [UInt8]) {
         self.bytes = bytes
     }
 
-    var isAtEnd: Bool { index == bytes.count }
+    package var isAtEnd: Bool { index == bytes.count }
 
-    func peek(_ byte: UInt8) -> Bool {
+    package func peek(_ byte: UInt8) -> Bool {
         index < bytes.count && bytes[index] == byte
     }
 
-    mutating func take(_ byte: UInt8) -> Bool {
+    package mutating func take(_ byte: UInt8) -> Bool {
         guard index < bytes.count, bytes[index] == byte else { return false }
         index += 1
         return true
     }
 
-    mutating func skipWhitespace() {
+    package mutating func skipWhitespace() {
         while index < bytes.count, bytes[index] == UInt8(ascii: " ") || bytes[index] == UInt8(ascii: "\t") { index += 1 }
     }
 
     /// RFC 9110 §5.6.2: `1*tchar`.
-    mutating func token() -> String? {
+    package mutating func token() -> String? {
         let start = index
         while index < bytes.count, ASCII.isTokenCharacter(bytes[index]) { index += 1 }
         return index > start ? String(decoding: bytes[start..<index], as: UTF8.self) : nil
@@ -188,7 +188,7 @@ struct FieldScanner {
 
     /// RFC 9110 §5.6.4: `DQUOTE *( qdtext / quoted-pair ) DQUOTE`, unescaped; nil (and nothing consumed)
     /// unless one is complete here.
-    mutating func quotedString() -> String? {
+    package mutating func quotedString() -> String? {
         guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { return nil }
         var cursor = index + 1
         var text: [UInt8] = []

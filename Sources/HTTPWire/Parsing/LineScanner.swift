@@ -7,10 +7,10 @@
 /// RFC 9112 §2.2 lets a recipient accept a bare LF as a line end; this server does not: a bare
 /// LF (or a CR not followed by LF) in the head is a 400. Accepting what other parsers in front of
 /// us might read differently is how request smuggling starts, and every real client sends CRLF.
-struct LineScanner {
-    let bytes: UnsafeRawBufferPointer
+package struct LineScanner {
+    package let bytes: UnsafeRawBufferPointer
 
-    enum Line {
+    package enum Line {
         /// The line's content without CRLF, and the index just past its LF.
         case line(Range<Int>, next: Int)
         /// No line end within `limit`; the caller decides whether that is "wait" or "too long".
@@ -19,7 +19,7 @@ struct LineScanner {
     }
 
     /// The line starting at `start`, looking for its LF no further than index `limit` (exclusive).
-    func line(from start: Int, limit: Int) -> Line {
+    package func line(from start: Int, limit: Int) -> Line {
         let end = min(limit, bytes.count)
         guard start < end, let base = bytes.baseAddress else { return .notFound(searchedTo: end) }
         guard let found = memchr(base + start, Int32(ASCII.lf), end - start) else {

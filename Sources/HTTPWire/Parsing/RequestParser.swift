@@ -3,10 +3,12 @@
 /// The caller owns the buffer and calls again with more bytes after `.incomplete`; the parser
 /// never reads a socket and keeps no state. The head ends at the first empty line; the body, if
 /// any, is framed by `RequestHead.framing` and read by the caller (`ChunkedDecoder` for chunked).
-struct RequestParser {
-    let limits: Limits
+package struct RequestParser {
+    package let limits: Limits
 
-    func parseHead(_ bytes: UnsafeRawBufferPointer) -> ParseResult<RequestHead> {
+    package init(limits: Limits) { self.limits = limits }
+
+    package func parseHead(_ bytes: UnsafeRawBufferPointer) -> ParseResult<RequestHead> {
         var start = 0
         // RFC 9112 §2.2: a server SHOULD ignore at least one empty line before the request-line.
         if bytes.count >= 2, bytes[0] == ASCII.cr, bytes[1] == ASCII.lf { start = 2 }
