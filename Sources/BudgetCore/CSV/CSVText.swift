@@ -58,6 +58,18 @@ public enum CSVText {
         output += recordEnd
     }
 
+    /// A cell as the file meant it: the `'` an export put before a text cell that starts with `=`, `+`, `-`,
+    /// `@`, a tab or a carriage return, so that spreadsheets read it as text (docs/import.md, Formula cells),
+    /// is dropped. An export also puts one before a cell that starts with quotes and then one of those, so a
+    /// text that really starts with `'=` comes back as it was.
+    public static func undefused(_ cell: String) -> String {
+        let utf8 = cell.utf8
+        guard utf8.first == UInt8(ascii: "'"), let first = utf8.drop(while: { $0 == UInt8(ascii: "'") }).first,
+            formulaTriggers.contains(first)
+        else { return cell }
+        return String(cell.dropFirst())
+    }
+
     private static func needsQuotes(_ byte: UInt8) -> Bool {
         byte == comma || byte == quote || byte == 13 || byte == 10
     }

@@ -1,15 +1,12 @@
-import BudgetCore
-import HTTPServer
-
 /// How a list answer carries its pagination: `X-Total-Count`, json-server 0.17's `Link`, or the 1.x envelope.
 ///
 /// Pure functions over counts and bytes; the records arrive as JSON bytes (from PostgreSQL or `PlainRecord`)
 /// and are never decoded here.
-enum ListResponse {
+public enum ListResponse {
     /// The headers of a list answer: `X-Total-Count` whenever the list is paginated (0.17 sends it for `_page`,
     /// `_start`/`_end` and `_limit`), and `Link` for `_page` when the records span several pages, or for a
     /// slice that `--max-rows` cut (`limit` then ends it before its own end): `rel="next"`, the rest of it.
-    static func headers(total: Int, pagination: Pagination, limit: Int?, url: PageURL) -> [(name: String, value: String)] {
+    public static func headers(total: Int, pagination: Pagination, limit: Int?, url: PageURL) -> [(name: String, value: String)] {
         guard pagination != .none else { return [] }
         var headers = [(name: "X-Total-Count", value: "\(total)")]
         switch pagination {
@@ -26,14 +23,14 @@ enum ListResponse {
     }
 
     /// The body of a list answer: the array as PostgreSQL wrote it, or the 1.x envelope around it.
-    static func body(total: Int, pagination: Pagination, data: [UInt8]) -> [UInt8] {
+    public static func body(total: Int, pagination: Pagination, data: [UInt8]) -> [UInt8] {
         let (opening, closing) = wrapping(total: total, pagination: pagination)
         guard !opening.isEmpty else { return data }
         return opening + data + closing
     }
 
     /// What comes before and after the JSON array of records: nothing, or the 1.x envelope's members and `}`.
-    static func wrapping(total: Int, pagination: Pagination) -> (opening: [UInt8], closing: [UInt8]) {
+    public static func wrapping(total: Int, pagination: Pagination) -> (opening: [UInt8], closing: [UInt8]) {
         guard case .envelope(let page, let perPage) = pagination else { return ([], []) }
         return (envelopeHead(total: total, page: page, perPage: perPage), [UInt8(ascii: "}")])
     }
@@ -41,7 +38,7 @@ enum ListResponse {
     /// json-server 0.17's `Link` for `_page`: first, prev, next, last, as Express's `res.links` writes them.
     ///
     /// Like 0.17's `getPage`, a page with no records, or one holding every record, gets no links at all.
-    static func link(total: Int, page: Int, size: Int, url: PageURL) -> String? {
+    public static func link(total: Int, page: Int, size: Int, url: PageURL) -> String? {
         let start = (page - 1) * size
         let end = page * size
         let onPage = max(0, min(total, end) - start)
@@ -57,7 +54,7 @@ enum ListResponse {
     ///
     /// The page is clamped into `1…pages` with `pages = max(1, ceil(total / perPage))`, exactly as
     /// `ListPlan.offset(total:)` (and `selectRows` in SQL) clamps its OFFSET, so `data` is the page these numbers describe.
-    static func envelope(total: Int, page: Int, perPage: Int, data: [UInt8]) -> [UInt8] {
+    public static func envelope(total: Int, page: Int, perPage: Int, data: [UInt8]) -> [UInt8] {
         body(total: total, pagination: .envelope(page: page, perPage: perPage), data: data)
     }
 
@@ -73,34 +70,28 @@ enum ListResponse {
 }
 
 /// The absolute URL of a list request, from which `Link` builds the URLs of other pages.
-struct PageURL: Sendable {
-    var scheme: String
+public struct PageURL: Sendable {
+    public var scheme: String
     /// The host the client addressed; without one the links are relative (path and query only).
-    var host: String?
-    var path: String
-    var query: [(name: String, value: String)]
+    public var host: String?
+    public var path: String
+    public var query: [(name: String, value: String)]
 
-    init(scheme: String = "http", host: String?, path: String, query: [(name: String, value: String)]) {
+    public init(scheme: String = "http", host: String?, path: String, query: [(name: String, value: String)]) {
         (self.scheme, self.host, self.path, self.query) = (scheme, host, path, query)
-    }
-
-    /// The URL of `request` as its client sees it: json-server 0.17's `http://` + Host header + path and
-    /// query, or the scheme and host a trusted proxy reported (`Request.origin`).
-    init(_ request: Request) {
-        self.init(scheme: request.origin.scheme, host: request.origin.host, path: request.pathPrefix + request.path, query: request.query)
     }
 
     /// This URL with `_page` set to `page`, every other query item kept in place.
     ///
     /// json-server 0.17 replaces the text `page=<current>` in the raw URL; setting the item itself gives the
     /// same links without its accidents (a `_per_page=2` or a value containing `page=` in front of `_page`).
-    func replacingPage(with page: Int) -> String {
+    public func replacingPage(with page: Int) -> String {
         text(query: query.map { item in item.name == "_page" ? (name: item.name, value: "\(page)") : item })
     }
 
     /// This URL with the slice `_start=start` (and `_end=end`) in place of its pagination (`_start`, `_end`,
     /// `_limit`), every other query item kept in place: where a list `--max-rows` cut continues.
-    func replacingSlice(start: Int, end: Int?) -> String {
+    public func replacingSlice(start: Int, end: Int?) -> String {
         var items = query.filter { !["_start", "_end", "_limit"].contains($0.name) }
         items.append((name: "_start", value: "\(start)"))
         if let end { items.append((name: "_end", value: "\(end)")) }
@@ -115,7 +106,7 @@ struct PageURL: Sendable {
 
     /// The scheme and host links start with, empty when they are relative; part of what a list's weak tag
     /// identifies, since `Link` carries it.
-    var origin: String { host.map { "\(scheme)://\($0)" } ?? "" }
+    public var origin: String { host.map { "\(scheme)://\($0)" } ?? "" }
 
     /// Percent-encodes everything but RFC 3986's unreserved characters, `,` and `:` (common in list queries).
     private static let unreserved = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~,:".utf8)
