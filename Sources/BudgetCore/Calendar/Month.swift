@@ -9,6 +9,12 @@ public struct Month: Sendable, Hashable, Comparable, CustomStringConvertible {
         (year, month) = (day.year, day.month)
     }
 
+    /// Month `month` (1 to 12) of `year`, e.g. the month a day falls in.
+    public init(year: Int, month: Int) {
+        precondition((1...12).contains(month), "a month is 1 to 12")
+        (self.year, self.month) = (year, month)
+    }
+
     private init(index: Int) {
         (year, month) = (index / 12, index % 12 + 1)
     }
