@@ -3,11 +3,16 @@ import PackageDescription
 
 // Dependencies point one way: CLinux ← Sockets ← HTTPServer, CLibPQ + Sockets ← Postgres, and BudgetAPI on top
 // of both. Sockets holds descriptors, epoll and the generic event loop (a thread, its task executor and its
-// `Reactor`); HTTPServer's connections and Postgres's event-loop connections both run on it. HTTPServer knows nothing of budgets;
-// Postgres knows nothing of HTTP. Migrations holds our schema (migrations/*.sql, embedded at build time) for
-// Postgres's generic Migrator. JSONText (the one JSON string escaper) sits under HTTPServer, LogHandlers, BudgetAPI and BudgetSync. The log
-// backends (LogHandlers: text and JSON lines, the batching sink) are chosen once, by the executable; no library
-// module depends on them. No SwiftNIO anywhere.
+// `Reactor`); HTTPServer's connections and Postgres's event-loop connections both run on it. HTTPServer knows
+// nothing of budgets; Postgres knows nothing of HTTP. HTTPWire, under HTTPServer, is HTTP's wire format (the
+// request, response and problem model and the parsers) with nothing beneath it but JSONText. BudgetCore is the
+// budget's pure rules (money, months and days, the list query language, JSON, CSV, collection names, the month
+// figures), with nothing beneath it but JSONText: BudgetAPI and BudgetSync both build on it, and the fuzz
+// targets build HTTPWire and BudgetCore whole (fuzz/README.md). Migrations holds our schema (migrations/*.sql,
+// embedded at build time) for Postgres's generic Migrator. JSONText (the one JSON string escaper) sits under
+// HTTPWire, BudgetCore, LogHandlers, BudgetAPI and BudgetSync. The log backends (LogHandlers: text and JSON
+// lines, the batching sink) are chosen once, by the executable; no library module depends on them. No SwiftNIO
+// anywhere.
 let package = Package(
     name: "budget-server",
     // The server runs on Linux and macOS; BudgetSync also builds for the Apple platforms whose apps sync
@@ -35,9 +40,16 @@ let package = Package(
         .target(name: "CLinux"),
         .target(name: "Sockets", dependencies: ["CLinux"]),
         .target(name: "JSONText"),
+        // The budget's pure rules, shared by the server, the client library and the fuzz targets: money,
+        // months and days, the list query language, JSON and CSV, collection names, month figures.
+        .target(name: "BudgetCore", dependencies: ["JSONText"]),
+        // HTTP's wire format: the request, response and problem model and the parsers of heads and chunked
+        // bodies, with no dependency beyond JSONText, so that the fuzz targets build it alone.
+        .target(name: "HTTPWire", dependencies: ["JSONText"]),
         .target(
             name: "HTTPServer",
             dependencies: [
+                "HTTPWire",
                 "Sockets",
                 "JSONText",
                 .product(name: "Logging", package: "swift-log"),
@@ -77,6 +89,7 @@ let package = Package(
         .target(
             name: "BudgetAPI",
             dependencies: [
+                "BudgetCore",
                 "HTTPServer",
                 "Postgres",
                 "JSONText",
@@ -103,9 +116,9 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        // The client half of the sync protocol, for apps (docs/budgetsync.md): Foundation and JSONText only,
-        // no server module.
-        .target(name: "BudgetSync", dependencies: ["JSONText"]),
+        // The client half of the sync protocol, for apps (docs/budgetsync.md): Foundation, BudgetCore (its money,
+        // months and month figures, re-exported) and JSONText, no server module.
+        .target(name: "BudgetSync", dependencies: ["BudgetCore", "JSONText"]),
         // The BudgetSync examples (docs/budgetsync.md, Examples): an app's flow each, run against a server
         // seeded from the db.json beside them; BudgetSyncTests run both.
         .target(
@@ -132,12 +145,12 @@ let package = Package(
         .testTarget(name: "LocalPostgresTests", dependencies: ["LocalPostgres", "Postgres", "TestSupport"]),
         .target(
             name: "APITestSupport",
-            dependencies: ["BudgetAPI", "HTTPServer", "Postgres", "TestSupport", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["BudgetAPI", "BudgetCore", "HTTPServer", "Postgres", "TestSupport", .product(name: "Logging", package: "swift-log")],
             path: "Tests/APITestSupport"
         ),
-        .testTarget(name: "BudgetAPITests", dependencies: ["BudgetAPI", "HTTPServer", "Postgres", "TestSupport", "APITestSupport"]),
+        .testTarget(name: "BudgetAPITests", dependencies: ["BudgetAPI", "BudgetCore", "HTTPServer", "Postgres", "TestSupport", "APITestSupport"]),
         .testTarget(name: "OperationsTests", dependencies: ["Postgres", "TestSupport"]),
-        .testTarget(name: "BudgetSyncTests", dependencies: ["BudgetSync", "BudgetAPI", "Postgres", "TestSupport", "APITestSupport"]),
+        .testTarget(name: "BudgetSyncTests", dependencies: ["BudgetSync", "BudgetCore", "BudgetAPI", "Postgres", "TestSupport", "APITestSupport"]),
         // bench/sync's client: BudgetSync's pull and push rates against a running server (bench/README.md).
         // BoundedPullMemoryTests run it as a child process, for a memory figure of its own.
         .executableTarget(

@@ -1,18 +1,19 @@
+import BudgetCore
 import Foundation
 
 /// A budget category as `/categories` answers it (docs/api.md); `record.decode(BudgetCategory.self)`.
 ///
 /// Prefixed because SwiftUI has a `Transaction` of its own, and apps import both.
 ///
-/// Money is `Decimal`, decoded from the number's text, so `400.00` and `3.49` stay exact.
+/// Money is `Money` (BudgetCore), exact in cents, decoded from the number's text, so `400.00` and `3.49` stay exact.
 public struct BudgetCategory: Sendable, Hashable, Decodable {
     public var id: Int
     public var title: String
-    public var amount: Decimal
+    public var amount: Money
     /// Whether what a month leaves carries into the next (`BudgetLedger`).
     public var rollover: Bool
-    public var spent: Decimal
-    public var remaining: Decimal
+    public var spent: Money
+    public var remaining: Money
     /// UTC timestamps in whole seconds, as the server wrote them (`2026-11-21T08:00:00Z`).
     public var createdAt: String
     public var updatedAt: String
@@ -28,7 +29,7 @@ public struct BudgetTransaction: Sendable, Hashable, Decodable {
     /// (docs/accounts.md).
     public var categoryId: Int?
     public var title: String
-    public var amount: Decimal
+    public var amount: Money
     /// A calendar day, `YYYY-MM-DD`: not an instant, so not a `Date`.
     public var date: String
     public var note: String?
@@ -65,7 +66,7 @@ public struct BudgetTransaction: Sendable, Hashable, Decodable {
         id = try container.decode(Int.self, forKey: .id)
         categoryId = try container.decodeIfPresent(Int.self, forKey: .categoryId)
         title = try container.decode(String.self, forKey: .title)
-        amount = try container.decode(Decimal.self, forKey: .amount)
+        amount = try container.decode(Money.self, forKey: .amount)
         date = try container.decode(String.self, forKey: .date)
         note = try container.decodeIfPresent(String.self, forKey: .note)
         accountId = try container.decodeIfPresent(Int.self, forKey: .accountId)
@@ -105,12 +106,12 @@ public struct BudgetAccount: Sendable, Hashable, Decodable {
     public var closed: Bool
     public var note: String?
     /// What it held before its first transaction here; counts in every balance, and is not income.
-    public var openingBalance: Decimal
+    public var openingBalance: Money
     /// `YYYY-MM-DD`.
     public var openedOn: String
-    public var balance: Decimal
-    public var clearedBalance: Decimal
-    public var unclearedBalance: Decimal
+    public var balance: Money
+    public var clearedBalance: Money
+    public var unclearedBalance: Money
     /// When a reconcile last matched a bank statement; nil if never.
     public var lastReconciledAt: String?
     public var createdAt: String
@@ -124,7 +125,7 @@ public struct MonthlyBudget: Sendable, Hashable, Decodable {
     public var categoryId: Int
     /// `YYYY-MM`.
     public var month: String
-    public var amount: Decimal
+    public var amount: Money
     public var createdAt: String
     public var updatedAt: String
     public var version: Int

@@ -1,3 +1,4 @@
+import BudgetCore
 import Foundation
 
 /// A calendar day written `YYYY-MM-DD`, as the server writes a transaction's `date` and a schedule's dates.
@@ -39,7 +40,7 @@ public struct BudgetDate: Sendable, Hashable, Comparable, CustomStringConvertibl
     public var month: Int { civil.month }
     public var day: Int { civil.day }
     /// The month the day falls in.
-    public var budgetMonth: BudgetMonth { BudgetMonth(index: year * 12 + month - 1) }
+    public var budgetMonth: Month { Month(year: year, month: month) }
 
     /// The day `count` days later (earlier when negative).
     public func adding(days count: Int) -> BudgetDate { BudgetDate(dayNumber: dayNumber + count) }
@@ -63,7 +64,7 @@ public struct BudgetDate: Sendable, Hashable, Comparable, CustomStringConvertibl
         }
     }
 
-    /// The last day of a month given as months counted from January of year 0 (`BudgetMonth`'s index).
+    /// The last day of a month given as months counted from January of year 0 (`Month.index`).
     static func lastDay(ofMonthIndex index: Int) -> BudgetDate {
         let year = index / 12, month = index % 12 + 1
         return BudgetDate(dayNumber: dayNumber(year: year, month: month, day: daysIn(year: year, month: month)))
@@ -190,7 +191,7 @@ public enum ScheduleFrequency: String, Sendable, Hashable, Codable, CaseIterable
 public struct BudgetSchedule: Sendable, Hashable, Decodable {
     public var id: Int
     public var title: String
-    public var amount: Decimal
+    public var amount: Money
     public var accountId: Int?
     /// Nil for a split schedule (its `splits` name the categories) and for one in an account without one.
     public var categoryId: Int?
@@ -226,10 +227,10 @@ public struct BudgetSplit: Sendable, Hashable, Codable {
     /// The part's own transaction id, in a split transaction's answer; nil in a schedule and in a write.
     public var id: Int?
     public var categoryId: Int
-    public var amount: Decimal
+    public var amount: Money
     public var note: String?
 
-    public init(categoryId: Int, amount: Decimal, note: String? = nil) {
+    public init(categoryId: Int, amount: Money, note: String? = nil) {
         self.categoryId = categoryId
         self.amount = amount
         self.note = note
@@ -252,5 +253,5 @@ public struct ScheduledOccurrence: Sendable, Hashable {
     public var scheduleId: Int
     public var date: BudgetDate
     public var title: String
-    public var amount: Decimal
+    public var amount: Money
 }

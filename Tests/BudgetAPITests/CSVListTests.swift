@@ -3,6 +3,7 @@ import Foundation
 import Testing
 import TestSupport
 import APITestSupport
+import BudgetCore
 
 /// Lists as CSV over real sockets (docs/api.md, CSV): `Accept: text/csv` on `/transactions`,
 /// `/categories/:id/transactions` and `/categories` answers the records the JSON list answers, with the same

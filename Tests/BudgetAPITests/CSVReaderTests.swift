@@ -1,3 +1,4 @@
+@testable import BudgetCore
 @testable import BudgetAPI
 import Testing
 
@@ -65,10 +66,10 @@ import Testing
     }
 
     @Test func anExportsFormulaQuoteIsDroppedOnlyBeforeAFormulaCharacter() {
-        #expect(StatementRows.undefused("'=SUM(A1)") == "=SUM(A1)")
-        #expect(StatementRows.undefused("'-5") == "-5")
-        #expect(StatementRows.undefused("'tab\t") == "'tab\t")
-        #expect(StatementRows.undefused("'") == "'")
-        #expect(StatementRows.undefused("''=x") == "'=x", "a text that starts with '= was exported with one more quote")
+        #expect(CSVText.undefused("'=SUM(A1)") == "=SUM(A1)")
+        #expect(CSVText.undefused("'-5") == "-5")
+        #expect(CSVText.undefused("'tab\t") == "'tab\t")
+        #expect(CSVText.undefused("'") == "'")
+        #expect(CSVText.undefused("''=x") == "'=x", "a text that starts with '= was exported with one more quote")
     }
 }

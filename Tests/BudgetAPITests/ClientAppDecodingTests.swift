@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import TestSupport
 import APITestSupport
+import BudgetCore
 
 /// The client apps' own networking and decoding, pointed at a server seeded with `examples/` (docs/json-server.md).
 ///

@@ -1,3 +1,4 @@
+import BudgetCore
 @testable import BudgetAPI
 
 /// The `EXPLAIN (FORMAT JSON)` plans of a list's two statements, flattened into nodes labelled by the part

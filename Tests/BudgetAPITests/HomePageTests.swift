@@ -1,5 +1,6 @@
 @testable import BudgetAPI
 import Foundation
+import BudgetCore
 import Postgres
 import Testing
 import APITestSupport
@@ -107,8 +108,8 @@ import APITestSupport
         page.resources = [HomePage.Resource(name: "categories", kind: .typed, records: 150)]
         page.budgets = [
             HomePage.Budget(
-                id: 1, title: "Food", budgeted: try #require(Numeric("10.00")), carried: try #require(Numeric("0.00")),
-                spent: try #require(Numeric("2.50")), remaining: try #require(Numeric("7.50")))
+                id: 1, title: "Food", budgeted: try #require(Money("10.00")), carried: try #require(Money("0.00")),
+                spent: try #require(Money("2.50")), remaining: try #require(Money("7.50")))
         ]
         let html = String(decoding: page.render(), as: UTF8.self)
         #expect(html.contains(#"The first 1 of 150 categories; <a href="/categories">/categories</a> has them all."#))

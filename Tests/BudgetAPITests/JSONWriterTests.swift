@@ -1,3 +1,4 @@
+import BudgetCore
 import Testing
 @testable import BudgetAPI
 

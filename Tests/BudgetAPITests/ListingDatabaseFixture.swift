@@ -1,3 +1,4 @@
+import BudgetCore
 @testable import BudgetAPI
 import Postgres
 import TestSupport

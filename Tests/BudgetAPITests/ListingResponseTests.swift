@@ -1,4 +1,5 @@
 @testable import BudgetAPI
+@testable import BudgetCore
 import HTTPServer
 import Testing
 

@@ -1,6 +1,7 @@
 @testable import BudgetAPI
 import Testing
 import APITestSupport
+import BudgetCore
 
 /// RFC 7396 merge patch on generic collections, and json-server's shallow merge for plain JSON (docs/json-server.md).
 @Suite struct MergePatchTests {

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import APITestSupport
+import BudgetCore
 import TestSupport
 
 /// A month's `income`, `uncategorised` and `toBeBudgeted` (docs/accounts.md, Income, uncategorised and what

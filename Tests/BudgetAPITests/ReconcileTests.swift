@@ -3,6 +3,7 @@ import Foundation
 import Testing
 import TestSupport
 import APITestSupport
+import BudgetCore
 
 /// `POST /accounts/{id}/reconcile` (docs/accounts.md, Reconciling): a matching statement balance reconciles
 /// the cleared transactions up to its date, a differing one is a 409 that says by how much and changes

@@ -4,6 +4,7 @@ import Postgres
 import Testing
 import TestSupport
 import APITestSupport
+import BudgetCore
 
 /// `schedules` (issue #31, items 6-8): the resource and its validation, the poster (exactly once, however
 /// many processes and however long one was down), splits, schedules posted by hand, upcoming occurrences

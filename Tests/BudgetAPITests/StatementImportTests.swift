@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import TestSupport
 import APITestSupport
+import BudgetCore
 
 extension TestApp {
     /// One request written as it is (any body, any media type), on a connection of its own.

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import TestSupport
 import APITestSupport
+import BudgetCore
 
 /// Which way an import reads a statement's money (docs/import.md, "Money out, money in"): a bank's money out
 /// is spending, outflow and inflow columns say the direction themselves, and `?amounts=budget` reads amounts

@@ -3,6 +3,7 @@ import Foundation
 import Testing
 import TestSupport
 import APITestSupport
+import BudgetCore
 
 /// `POST /transfers` (docs/accounts.md, Transfers): two transactions naming each other, written in one
 /// statement, kept in step by migrations/0018's triggers whichever side is edited, and deleted together; every

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import TestSupport
 import APITestSupport
+import BudgetCore
 
 /// The query language of docs/json-server.md on the typed budget resources, over the real stack.
 @Suite struct TypedListingTests {

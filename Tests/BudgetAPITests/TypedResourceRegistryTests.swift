@@ -2,6 +2,7 @@
 import Foundation
 import Testing
 import APITestSupport
+import BudgetCore
 
 /// The lists that name resources are checked against the places that serve them: `TypedResources` for the
 /// typed ones, `CollectionNames.reserved` for the server's own routes, and openapi.yaml's copy of the latter.

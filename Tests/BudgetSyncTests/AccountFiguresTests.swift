@@ -13,21 +13,21 @@ import TestSupport
     /// An account's balances as `/accounts/{id}` answers them.
     struct ServerBalances: Decodable, Equatable {
         var id: Int
-        var balance: Decimal
-        var clearedBalance: Decimal
-        var unclearedBalance: Decimal
+        var balance: Money
+        var clearedBalance: Money
+        var unclearedBalance: Money
     }
 
     /// A month's summary as `/months/{month}` answers it.
     struct ServerSummary: Decodable, Equatable {
         var month: String
-        var budgeted: Decimal
-        var spent: Decimal
-        var carried: Decimal
-        var remaining: Decimal
-        var income: Decimal
-        var uncategorised: Decimal
-        var toBeBudgeted: Decimal
+        var budgeted: Money
+        var spent: Money
+        var carried: Money
+        var remaining: Money
+        var income: Money
+        var uncategorised: Money
+        var toBeBudgeted: Money
     }
 
     static let history: [(method: String, path: String, body: String)] = [
@@ -131,12 +131,12 @@ import TestSupport
             // + 15.00 − 400.00 + 2000.00 − 300.00 − 84.30 (the split, once); of it uncleared −42.00 + 15.00
             // + 2000.00 − 300.00 − 84.30.
             let checking = try #require(ledger.balances(of: 1))
-            #expect(checking.balance == Decimal(string: "6303.30") && checking.unclearedBalance == Decimal(string: "1588.70"))
+            #expect(checking.balance == Money("6303.30") && checking.unclearedBalance == Money("1588.70"))
             #expect(checking.clearedBalance + checking.unclearedBalance == checking.balance)
 
             // From before anything began to after the categories' creation month (this month).
-            let first = try #require(BudgetMonth("2025-08"))
-            let created = try #require(BudgetMonth(categories[0].createdAt.prefix(7)))
+            let first = try #require(Month("2025-08"))
+            let created = try #require(Month(String(categories[0].createdAt.prefix(7))))
             var compared = 0
             for offset in 0...((created.year - first.year) * 12 + created.month - first.month + 1) {
                 let month = first.adding(offset)
@@ -155,11 +155,11 @@ import TestSupport
             // Spot checks of the rules: November's salary and the loan paid out are income, December's refund
             // without a category too; the transfer into the investment is uncategorised, the one to savings
             // nothing. The splits' parents, without a category, are neither (their parts are categorised). Given by December: Groceries 300 + 350 + 300, Rent 800 × 3, Gifts 50 + 0 + 0.
-            let november = ledger.summary(in: try #require(BudgetMonth("2025-11")))
-            #expect(november.income == Decimal(string: "4500.00") && november.uncategorised == Decimal(string: "42.00"))
-            let december = ledger.summary(in: try #require(BudgetMonth("2025-12")))
-            #expect(december.income == Decimal(string: "15.00") && december.uncategorised == Decimal(string: "100.00"))
-            #expect(december.toBeBudgeted == Decimal(string: "3615.00"))
+            let november = ledger.summary(in: try #require(Month("2025-11")))
+            #expect(november.income == Money("4500.00") && november.uncategorised == Money("42.00"))
+            let december = ledger.summary(in: try #require(Month("2025-12")))
+            #expect(december.income == Money("15.00") && december.uncategorised == Money("100.00"))
+            #expect(december.toBeBudgeted == Money("3615.00"))
         }
     }
 }

@@ -95,11 +95,11 @@ import TestSupport
             let (client, store) = try server.makeClient(device: "typed", collections: ["categories", "transactions"])
             try await client.pull()
             let milk = try #require(await store.records(in: "transactions")["1"]).decode(BudgetTransaction.self)
-            #expect(milk.amount == Decimal(string: "3.49") && milk.date == "2026-11-20" && milk.categoryId == 1 && milk.note == nil)
+            #expect(milk.amount == Money("3.49") && milk.date == "2026-11-20" && milk.categoryId == 1 && milk.note == nil)
             // The feed does not list the category again after the transaction (docs/sync.md): fetch it.
             let food = try #require(try await client.fetch(collection: "categories", id: "1")).record.decode(BudgetCategory.self)
-            #expect(food.amount == Decimal(string: "400.10") && food.spent == Decimal(string: "3.49"))
-            #expect(food.remaining == Decimal(string: "396.61"))
+            #expect(food.amount == Money("400.10") && food.spent == Money("3.49"))
+            #expect(food.remaining == Money("396.61"))
         }
     }
 }

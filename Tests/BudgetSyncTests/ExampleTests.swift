@@ -57,7 +57,7 @@ import TestSupport
     @Test func theBudgetExampleSeesSpentComeBackExactly() async throws {
         try await TestApp.with { server in
             try await server.seed(String(contentsOf: Self.examples.appendingPathComponent("budget.json"), encoding: .utf8))
-            let before = try #require(Decimal(string: "\(try await server.request("GET", "/categories/1").object["spent"] ?? "")"))
+            let before = try #require(Money("\(try await server.request("GET", "/categories/1").object["spent"] ?? "")"))
             let output = try await Self.run(
                 "example-budget",
                 [
@@ -73,7 +73,7 @@ import TestSupport
                 String(decoding: category.body, as: UTF8.self)
                     .firstMatch(of: /"spent":([0-9.]+)/)
             ).1
-            #expect(Decimal(string: String(spentText)) == before + Decimal(string: "3.20")!)
+            #expect(Money(String(spentText)) == before + Money("3.20")!)
             #expect(output.last?.contains("spent \(spentText) (was ") == true, "\(output)")
             let coffee = try await server.request("GET", "/categories/1/transactions?title=Coffee").array
             #expect(coffee.count == 1)

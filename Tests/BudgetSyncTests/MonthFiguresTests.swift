@@ -2,6 +2,7 @@ import BudgetSync
 import Foundation
 import Testing
 import APITestSupport
+import BudgetCore
 import TestSupport
 
 /// `BudgetLedger` computes a month's figures from the records a client pulled, with the server's rules
@@ -12,10 +13,10 @@ import TestSupport
     struct ServerFigures: Decodable, Equatable {
         var id: Int
         var month: String
-        var budgeted: Decimal
-        var carried: Decimal
-        var spent: Decimal
-        var remaining: Decimal
+        var budgeted: Money
+        var carried: Money
+        var spent: Money
+        var remaining: Money
     }
 
     struct ServerMonth: Decodable {
@@ -59,8 +60,8 @@ import TestSupport
             let ledger = BudgetLedger(categories: categories, transactions: transactions, budgets: budgets)
 
             // From before every first month to after the categories' creation month (this month).
-            let first = try #require(BudgetMonth("2025-07"))
-            let created = try #require(BudgetMonth(categories[0].createdAt.prefix(7)))
+            let first = try #require(Month("2025-07"))
+            let created = try #require(Month(String(categories[0].createdAt.prefix(7))))
             var compared = 0
             for offset in 0...((created.year - first.year) * 12 + created.month - first.month + 2) {
                 let month = first.adding(offset)
@@ -77,11 +78,11 @@ import TestSupport
             #expect(compared >= 4 * 18)
             // Spot checks of the rules themselves: October's debt and December's override carried over the year
             // end, a refund, an override of zero.
-            let januaryMonth = try #require(BudgetMonth("2026-01")), februaryMonth = try #require(BudgetMonth("2026-02"))
+            let januaryMonth = try #require(Month("2026-01")), februaryMonth = try #require(Month("2026-02"))
             let january = try #require(ledger.figures(of: 1, in: januaryMonth))
-            #expect(january.carried == Decimal(string: "250.00") && january.spent == Decimal(string: "-15.00"))
+            #expect(january.carried == Money("250.00") && january.spent == Money("-15.00"))
             let february = try #require(ledger.figures(of: 1, in: februaryMonth))
-            #expect(february.budgeted == 0 && february.remaining == Decimal(string: "365.00"))
+            #expect(february.budgeted == .zero && february.remaining == Money("365.00"))
         }
     }
 }

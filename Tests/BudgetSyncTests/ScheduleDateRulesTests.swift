@@ -130,16 +130,16 @@ import Testing
             upcoming.map { "\($0.date) \($0.scheduleId)" } == [
                 "2026-03-31 2", "2026-04-02 4", "2026-04-09 4", "2026-04-15 1", "2026-04-30 1", "2026-04-30 2",
             ])
-        #expect(upcoming.map(\.amount) == [-2500, 5, 5, 10, 10, -2500].map { Decimal($0) } && upcoming[0].title == "s2")
-        let april = ledger.summary(in: try #require(BudgetMonth("2026-04")))
-        #expect(april.scheduled == Decimal(string: "-2470.00"))
-        #expect(ledger.summary(in: try #require(BudgetMonth("2026-03"))).scheduled == Decimal(-2500))
-        #expect(ledger.summary(in: try #require(BudgetMonth("2026-02"))).scheduled == 0)
-        #expect(ledger.summary(in: try #require(BudgetMonth("2026-05"))).scheduled == Decimal(string: "-2480.00"))
+        #expect(upcoming.map(\.amount) == [-2500, 5, 5, 10, 10, -2500].map { Money(cents: $0 * 100) } && upcoming[0].title == "s2")
+        let april = ledger.summary(in: try #require(Month("2026-04")))
+        #expect(april.scheduled == Money("-2470.00"))
+        #expect(ledger.summary(in: try #require(Month("2026-03"))).scheduled == Money(cents: -250_000))
+        #expect(ledger.summary(in: try #require(Month("2026-02"))).scheduled == .zero)
+        #expect(ledger.summary(in: try #require(Month("2026-05"))).scheduled == Money("-2480.00"))
     }
 
     @Test func aSplitsPartsEncodeAsAWriteWantsThem() throws {
-        let parts = [BudgetSplit(categoryId: 1, amount: Decimal(string: "52.30")!), BudgetSplit(categoryId: 2, amount: 12, note: "soap")]
+        let parts = [BudgetSplit(categoryId: 1, amount: Money("52.30")!), BudgetSplit(categoryId: 2, amount: Money(cents: 1200), note: "soap")]
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
         #expect(

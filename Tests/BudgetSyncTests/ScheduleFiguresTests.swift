@@ -102,7 +102,7 @@ import TestSupport
                 }
                 if n % 5 == 2 {
                     // Split: one part of 1.00 in Rent, the rest in Groceries.
-                    let rest = Decimal(string: amount)! - 1
+                    let rest = Money(amount)! - Money(cents: 100)
                     members.append(#""splits":[{"categoryId":1,"amount":"\#(rest)"},{"categoryId":2,"amount":"1.00","note":"fee"}]"#)
                 } else if n % 5 != 3 {
                     members.append(#""categoryId":\#(n % 3 + 1)"#)
@@ -117,19 +117,19 @@ import TestSupport
         var scheduleId: Int
         var date: String
         var title: String
-        var amount: Decimal
+        var amount: Money
     }
 
     struct ServerSummary: Decodable, Equatable {
         var month: String
-        var budgeted: Decimal
-        var spent: Decimal
-        var carried: Decimal
-        var remaining: Decimal
-        var income: Decimal
-        var uncategorised: Decimal
-        var toBeBudgeted: Decimal
-        var scheduled: Decimal
+        var budgeted: Money
+        var spent: Money
+        var carried: Money
+        var remaining: Money
+        var income: Money
+        var uncategorised: Money
+        var toBeBudgeted: Money
+        var scheduled: Money
     }
 
     @Test func theLedgerAnswersTheServersUpcomingAndScheduled() async throws {
@@ -191,7 +191,7 @@ import TestSupport
             #expect(listed > 1000)
 
             // Every month from one before the earliest first date to 15 months ahead, past ones included.
-            let first = try #require(BudgetMonth("2026-01")), last = try #require(BudgetMonth("2029-03"))
+            let first = try #require(Month("2026-01")), last = try #require(Month("2029-03"))
             var scheduledMonths = 0
             var month = first
             while month <= last {
@@ -204,7 +204,7 @@ import TestSupport
                     remaining: summary.remaining, income: summary.income, uncategorised: summary.uncategorised,
                     toBeBudgeted: summary.toBeBudgeted, scheduled: summary.scheduled)
                 #expect(computed == expected, "\(month)")
-                if expected.scheduled != 0 { scheduledMonths += 1 }
+                if expected.scheduled != .zero { scheduledMonths += 1 }
                 month = month.adding(1)
             }
             #expect(scheduledMonths >= 15)
@@ -217,6 +217,6 @@ import TestSupport
     }
 
     struct AccountBalance: Decodable {
-        var balance: Decimal
+        var balance: Money
     }
 }

@@ -8,7 +8,7 @@ import TestSupport
 /// (docs/splits-and-schedules.md): created, its parts replaced and deleted, the store and the ledger's
 /// figures following each step.
 @Suite struct SplitSyncTests {
-    static func money(_ text: String) throws -> Decimal { try #require(Decimal(string: text)) }
+    static func money(_ text: String) throws -> Money { try #require(Money(text)) }
 
     @Test func aSplitIsPushedAsOneOperationAndPulledWithItsParts() async throws {
         try await TestApp.with { server in
@@ -30,7 +30,7 @@ import TestSupport
             let (groceries, total, left, household) = (
                 try Self.money("62.30"), try Self.money("84.30"), try Self.money("415.70"), try Self.money("4.30")
             )
-            let parts = [BudgetSplit(categoryId: 1, amount: groceries), BudgetSplit(categoryId: 2, amount: 22, note: "lunch")]
+            let parts = [BudgetSplit(categoryId: 1, amount: groceries), BudgetSplit(categoryId: 2, amount: Money(cents: 2200), note: "lunch")]
             let body =
                 #"{"accountId":1,"title":"Supermarket","amount":"84.30","date":"2026-11-27","splits":"#
                 + String(decoding: try JSONEncoder().encode(parts), as: UTF8.self) + "}"
@@ -43,15 +43,15 @@ import TestSupport
             #expect(partIDs.count == 2 && parent.splits?.map(\.categoryId) == [1, 2] && parent.splits?[1].note == "lunch")
 
             try await client.pull()
-            let november = try #require(BudgetMonth("2026-11"))
+            let november = try #require(Month("2026-11"))
             var (figures, transactions) = try await ledger()
             #expect(transactions.count == 3)
             #expect(Set(transactions.filter { $0.parentId == parent.id }.map(\.id)) == Set(partIDs))
             #expect(transactions.filter { $0.parentId == parent.id }.allSatisfy { $0.accountId == nil && $0.date == "2026-11-27" })
             #expect(figures.figures(of: 1, in: november)?.spent == groceries)
-            #expect(figures.figures(of: 2, in: november)?.spent == 22)
+            #expect(figures.figures(of: 2, in: november)?.spent == Money(cents: 2200))
             #expect(figures.balances(of: 1)?.balance == left)
-            #expect(figures.summary(in: november).uncategorised == 0 && figures.summary(in: november).spent == total)
+            #expect(figures.summary(in: november).uncategorised == .zero && figures.summary(in: november).spent == total)
 
             // The parts replaced, in one queued PATCH of the parent as the store holds it.
             let held = try #require(try await store.records(in: "transactions")["\(parent.id)"])
@@ -62,7 +62,7 @@ import TestSupport
             (figures, transactions) = try await ledger()
             let newParts = transactions.filter { $0.parentId == parent.id }
             #expect(transactions.count == 3 && newParts.count == 2 && Set(newParts.map(\.id)).isDisjoint(with: partIDs))
-            #expect(figures.figures(of: 1, in: november)?.spent == 80 && figures.figures(of: 2, in: november)?.spent == 0)
+            #expect(figures.figures(of: 1, in: november)?.spent == Money(cents: 8000) && figures.figures(of: 2, in: november)?.spent == .zero)
             #expect(figures.figures(of: 3, in: november)?.spent == household)
             #expect(figures.balances(of: 1)?.balance == left)
 
@@ -79,7 +79,7 @@ import TestSupport
             #expect(try await client.push().map(\.status) == [200])
             try await client.pull()
             (figures, transactions) = try await ledger()
-            #expect(transactions.isEmpty && figures.balances(of: 1)?.balance == 500)
+            #expect(transactions.isEmpty && figures.balances(of: 1)?.balance == Money(cents: 50_000))
         }
     }
 }

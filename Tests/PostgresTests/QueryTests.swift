@@ -15,7 +15,7 @@ struct QueryTests {
     @Test func compositionRenumbersTheRightHandSide() {
         var query: Query = "SELECT * FROM t WHERE a = \(1)"
         query.append(" AND b = \("x") AND c = \(3)")
-        let filter: Query = "d = \(Numeric("1.50")!)"
+        let filter: Query = "d = \("1.50")"
         let combined = query + " AND " + filter
         #expect(combined.sql == "SELECT * FROM t WHERE a = $1 AND b = $2 AND c = $3 AND d = $4")
         #expect(combined.bindings == ["1", "x", "3", "1.50"])

@@ -27,8 +27,8 @@ struct BudgetExample: AsyncParsableCommand {
     var amount = "3.20"
 
     func validate() throws {
-        // Decimal(string:) would read "3.2x" as 3.2: the whole text must be the number.
-        guard amount.wholeMatch(of: /-?[0-9]+(\.[0-9]{1,2})?/) != nil else {
+        // Money reads the whole text as the server does, in whole cents, or refuses it ("3.2x", "3.205").
+        guard Money(amount) != nil else {
             throw ValidationError("--amount must be a decimal number such as 3.20")
         }
     }
@@ -41,7 +41,8 @@ struct BudgetExample: AsyncParsableCommand {
         guard let before = try await local.records(in: "categories")[categoryID]?.decode(BudgetCategory.self) else {
             throw ValidationError("the server has no category \(category)")
         }
-        print("\(before.title): amount \(money(before.amount)), spent \(money(before.spent)), remaining \(money(before.remaining))")
+        // Money prints two decimals, as the server writes amounts.
+        print("\(before.title): amount \(before.amount), spent \(before.spent), remaining \(before.remaining)")
 
         // Offline: the write waits in the outbox, durable, until a push gets an answer for it.
         let body = String(decoding: try JSONSerialization.data(withJSONObject: ["title": title, "amount": amount]), as: UTF8.self)
@@ -57,11 +58,6 @@ struct BudgetExample: AsyncParsableCommand {
         guard let after = try await client.refresh(collection: "categories", id: categoryID)?.record.decode(BudgetCategory.self) else {
             throw ValidationError("category \(category) was deleted meanwhile")
         }
-        print("\(after.title): amount \(money(after.amount)), spent \(money(after.spent)) (was \(money(before.spent)), +\(money(after.spent - before.spent))), remaining \(money(after.remaining))")
-    }
-
-    /// Two decimal places, as the server writes money: `Decimal`'s own description drops trailing zeros.
-    private func money(_ value: Decimal) -> String {
-        value.formatted(.number.precision(.fractionLength(2)).grouping(.never).locale(Locale(identifier: "en_US_POSIX")))
+        print("\(after.title): amount \(after.amount), spent \(after.spent) (was \(before.spent), +\(after.spent - before.spent)), remaining \(after.remaining)")
     }
 }

@@ -1,4 +1,4 @@
-@testable import HTTPServer
+@testable import HTTPWire
 
 // The chunked body decoder over arbitrary bytes (the input is what follows a head with
 // `Transfer-Encoding: chunked`), with the default limits and with tight ones.

@@ -1,4 +1,4 @@
-@testable import HTTPServer
+@testable import HTTPWire
 
 // The request head parser over arbitrary bytes, with the server's default limits and with tight ones
 // that the fuzzer reaches without multi-kilobyte inputs.

@@ -1,3 +1,4 @@
+import BudgetCore
 import HTTPServer
 import Postgres
 

@@ -1,3 +1,4 @@
+import BudgetCore
 import Postgres
 
 /// The SQL behind `POST /accounts/{id}/reconcile` (docs/accounts.md, Reconciling).

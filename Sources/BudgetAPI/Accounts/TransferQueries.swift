@@ -1,3 +1,4 @@
+import BudgetCore
 import Postgres
 
 /// The SQL behind `POST /transfers` (docs/accounts.md, Transfers). Every statement names the request's ledger:

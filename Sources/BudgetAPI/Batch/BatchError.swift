@@ -1,3 +1,4 @@
+import BudgetCore
 import HTTPServer
 
 /// The ways a batch as a whole is refused (docs/sync.md, Batch push).

@@ -1,3 +1,4 @@
+import BudgetCore
 import HTTPServer
 
 /// A `POST /batch` body (docs/sync.md), checked whole before any operation runs, so that a malformed batch

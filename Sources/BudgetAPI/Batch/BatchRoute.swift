@@ -1,3 +1,4 @@
+import BudgetCore
 import HTTPServer
 
 // How a batch runs (docs/sync.md)

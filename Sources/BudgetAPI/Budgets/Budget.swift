@@ -1,3 +1,4 @@
+import BudgetCore
 import HTTPServer
 
 /// The writable fields of a month's budget as a request gave them; nil means the request left the field out.

@@ -1,3 +1,4 @@
+import BudgetCore
 import Postgres
 
 /// The SQL behind the budget routes beyond the statements `TypedResource` builds from the members (`Budgets.members`).

@@ -1,3 +1,5 @@
+import BudgetCore
+
 /// The id of a generic record: the JSON value the client chose (an integer or a string) and its text key.
 ///
 /// `documents.id` holds the text, so `1` and `"1"` name the same record, as they do in a URL; the body keeps

@@ -1,3 +1,4 @@
+import BudgetCore
 import Postgres
 
 /// The SQL that appends `_embed` and `_expand` members to generic records, in the same statement as the list.

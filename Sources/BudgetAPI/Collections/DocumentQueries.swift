@@ -1,3 +1,4 @@
+import BudgetCore
 import Postgres
 
 /// The SQL behind the generic collections; the only place that knows the `collections` and `documents` columns.

@@ -1,3 +1,5 @@
+import BudgetCore
+
 /// A member that `_embed` or `_expand` appends to each generic record, following json-server's links.
 ///
 /// json-server links a child to its parent by `<singular parent>Id`: `_embed=comments` on posts adds

@@ -1,3 +1,4 @@
+import BudgetCore
 import Postgres
 
 /// Reads and writes generic records on one connection, inside the caller's database transaction.

@@ -1,3 +1,4 @@
+import BudgetCore
 import Postgres
 
 /// Writes one ledger's data as a json-server db.json, the shape `Seeder` loads back unchanged (docs/configuration.md, export).

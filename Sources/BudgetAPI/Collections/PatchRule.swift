@@ -1,3 +1,5 @@
+import BudgetCore
+
 /// How a PATCH body combines with the stored object, chosen by the request's media type (docs/json-server.md).
 enum PatchRule: Sendable {
     /// `application/json`: json-server's shallow merge (`Object.assign`). Each member of the body replaces the

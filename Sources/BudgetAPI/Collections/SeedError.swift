@@ -1,3 +1,4 @@
+import BudgetCore
 import HTTPServer
 
 /// Why a seed file (or a `PUT /db` body) was not loaded: each problem at the JSON path where it is.

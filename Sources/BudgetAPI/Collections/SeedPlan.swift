@@ -1,3 +1,4 @@
+import BudgetCore
 import Postgres
 
 /// A db.json document checked and sorted into what goes where, before anything is written.

@@ -1,3 +1,4 @@
+import BudgetCore
 import Postgres
 
 /// Loads a json-server db.json into the database, all of it or nothing (docs/configuration.md, seed).

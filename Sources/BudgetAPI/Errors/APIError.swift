@@ -1,3 +1,4 @@
+import BudgetCore
 import HTTPServer
 
 /// The ways a budget request can fail, each knowing its RFC 9457 problem (docs/api.md, Errors).
@@ -64,4 +65,10 @@ enum APIError: ProblemConvertible {
             )
         }
     }
+}
+
+/// The query language (BudgetCore) refuses a list query without knowing HTTP; it answers as
+/// `APIError.malformedQuery` would, a 400 with its detail.
+extension MalformedQuery: ProblemConvertible {
+    public var problem: Problem { APIError.malformedQuery(detail).problem }
 }

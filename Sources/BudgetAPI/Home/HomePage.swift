@@ -1,4 +1,4 @@
-import Postgres
+import BudgetCore
 
 /// What `GET /` shows (docs/json-server.md, Home page): every resource with its record count and link, a
 /// bar of each category's spending this month, and the server's own endpoints. `render()` is a pure function
@@ -17,10 +17,10 @@ struct HomePage: Sendable {
     struct Budget: Sendable {
         var id: Int64
         var title: String
-        var budgeted: Numeric
-        var carried: Numeric
-        var spent: Numeric
-        var remaining: Numeric
+        var budgeted: Money
+        var carried: Money
+        var spent: Money
+        var remaining: Money
 
         /// How much of what the month has (its budget and what it carried) is spent, in tenths of a percent
         /// from 0 to 1000, for the bar's width.
@@ -28,17 +28,17 @@ struct HomePage: Sendable {
         /// Integer cents, never a float: refunds beyond spending draw an empty bar, spending over what the
         /// month has (or anything spent when it has nothing) a full one.
         var spentPermille: Int64 {
-            guard let spent = spent.scaled(to: 2), spent > 0 else { return 0 }
-            guard let budgeted = budgeted.scaled(to: 2), let carried = carried.scaled(to: 2) else { return 1000 }
-            let available = budgeted + carried
+            let spent = spent.cents
+            guard spent > 0 else { return 0 }
+            let available = budgeted.cents + carried.cents
             guard spent < available else { return 1000 }
             // spent < available, both far inside Int64 (numeric(14,2) sums over 120 months at most), so
             // spent × 1000 stays inside it too.
             return spent * 1000 / available
         }
 
-        var isOverspent: Bool { remaining.text.hasPrefix("-") }
-        var hasCarry: Bool { carried.scaled(to: 2) != 0 }
+        var isOverspent: Bool { remaining < .zero }
+        var hasCarry: Bool { carried != .zero }
     }
 
     var resources: [Resource] = []
@@ -128,7 +128,7 @@ struct HomePage: Sendable {
             html.text(budget.title)
             html.markup("</a><span class=\"figures\">\(budget.spent) of \(budget.budgeted) spent, ")
             if budget.hasCarry { html.markup("\(budget.carried) carried, ") }
-            html.markup(budget.isOverspent ? "over by \(budget.remaining.text.dropFirst())" : "\(budget.remaining) left")
+            html.markup(budget.isOverspent ? "over by \(-budget.remaining)" : "\(budget.remaining) left")
             html.markup("</span></div><div class=\"bar\"><span style=\"width:\(permille / 10).\(permille % 10)%\"></span></div></li>\n")
         }
         html.markup("</ul>\n")

@@ -1,3 +1,4 @@
+import BudgetCore
 import Postgres
 
 /// The SQL behind the home page: everything it shows, in one statement and so one snapshot.
@@ -59,10 +60,10 @@ enum HomeQueries {
                     HomePage.Budget(
                         id: try row.decode(Int64.self, at: 3),
                         title: name,
-                        budgeted: try row.decode(Numeric.self, at: 4),
-                        carried: try row.decode(Numeric.self, at: 5),
-                        spent: try row.decode(Numeric.self, at: 6),
-                        remaining: try row.decode(Numeric.self, at: 7)
+                        budgeted: try row.decode(Money.self, at: 4),
+                        carried: try row.decode(Money.self, at: 5),
+                        spent: try row.decode(Money.self, at: 6),
+                        remaining: try row.decode(Money.self, at: 7)
                     ))
             } else {
                 let records = try row.decode(Int64.self, at: 2)

@@ -1,3 +1,4 @@
+import BudgetCore
 import Crypto
 import Foundation
 import HTTPServer

@@ -1,3 +1,4 @@
+import BudgetCore
 import HTTPServer
 
 /// A client's `Idempotency-Key` (docs/sync.md): the header's value as the IETF draft writes it (a quoted

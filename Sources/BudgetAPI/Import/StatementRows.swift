@@ -1,3 +1,4 @@
+import BudgetCore
 import HTTPServer
 
 /// A bank statement's rows, read from CSV or a JSON array and each validated as a `POST /transactions` body
@@ -57,18 +58,6 @@ struct StatementRows: Sendable {
         case .json(let elements): try reading.readJSON(elements, body)
         }
         return reading.errors
-    }
-
-    /// A cell as the file meant it: the `'` an export put before a text cell that starts with `=`, `+`, `-`,
-    /// `@`, a tab or a carriage return, so that spreadsheets read it as text (docs/import.md, Formula cells),
-    /// is dropped. An export also puts one before a cell that starts with quotes and then one of those, so a
-    /// text that really starts with `'=` comes back as it was.
-    static func undefused(_ cell: String) -> String {
-        let utf8 = cell.utf8
-        guard utf8.first == UInt8(ascii: "'"), let first = utf8.drop(while: { $0 == UInt8(ascii: "'") }).first,
-            CSVText.formulaTriggers.contains(first)
-        else { return cell }
-        return String(cell.dropFirst())
     }
 }
 
@@ -133,7 +122,7 @@ private struct Reading {
             var members = JSONObject()
             var reported: Set<String> = []
             for (index, member) in columns {
-                switch cellValue(StatementRows.undefused(record.cells[index]), member: member) {
+                switch cellValue(CSVText.undefused(record.cells[index]), member: member) {
                 case .success(let value?): members[member] = value
                 case .success(nil): break
                 case .failure(let error):

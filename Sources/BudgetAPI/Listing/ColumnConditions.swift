@@ -1,3 +1,4 @@
+import BudgetCore
 import Postgres
 
 /// SQL for comparisons on a typed column: the query text is read as the column's type, then bound and cast.

@@ -1,3 +1,4 @@
+import BudgetCore
 import HTTPServer
 
 /// What a list answers in: JSON, or CSV (RFC 4180) for the lists that offer it (docs/api.md, CSV), as the

@@ -1,3 +1,4 @@
+import BudgetCore
 import Postgres
 
 /// A `ListQuery` checked against a `FieldCatalog` and turned into SQL pieces with bound parameters.

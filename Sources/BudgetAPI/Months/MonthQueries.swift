@@ -1,3 +1,4 @@
+import BudgetCore
 import Postgres
 
 /// The SQL behind `/months` and `/reports/spending` (docs/api.md, Months); the figures come from

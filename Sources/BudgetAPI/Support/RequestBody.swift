@@ -1,3 +1,4 @@
+import BudgetCore
 import HTTPServer
 
 /// Turns a request's bytes into JSON after checking its media type (400, 415: docs/api.md, Errors).

@@ -1,3 +1,4 @@
+import BudgetCore
 import Postgres
 
 /// SQL pieces shared by the resources' queries: how a timestamp and a record render as JSON.
@@ -23,6 +24,10 @@ enum SQLFragments {
     }
 }
 
-extension Money: PostgresEncodable {
+extension Money: PostgresEncodable, PostgresDecodable {
     public var postgresText: String { description }
+
+    /// A `numeric` as PostgreSQL writes it (`400.00`, `-0.01`), read exactly; more than two significant decimals
+    /// or more than twelve digits before the point throw.
+    public init(postgresText: String) throws { self = try Money(parsing: postgresText) }
 }

@@ -1,3 +1,4 @@
+import BudgetCore
 import HTTPServer
 
 /// The query of `GET /changes` (docs/sync.md), checked: `since`, `limit`, `collection` and `wait`.
