@@ -73,6 +73,15 @@ struct Database: Sendable {
         try await runner.query(query)
     }
 
+    /// Queues `query` to run at the end of this session's transaction, in the same round trip as its COMMIT
+    /// (`ReservedConnection.deferUntilCommit`): for a write whose rows nobody reads before the commit, such
+    /// as an idempotency key's stored answer. When it fails, the commit fails with its error (and a lost race
+    /// runs the transaction again, as any statement's would); when the transaction rolls back, it never runs.
+    func deferUntilCommit(_ query: Query) {
+        guard let reserved else { preconditionFailure("deferUntilCommit outside withinTransaction") }
+        reserved.deferUntilCommit(query)
+    }
+
     /// Runs `body` in one database transaction (a savepoint inside this session's): all of it or none of it.
     func transaction<T: Sendable>(_ body: @escaping @Sendable (Connection) throws -> T) async throws -> T {
         try await run { connection in try connection.transaction(body) }

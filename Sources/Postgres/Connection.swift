@@ -10,7 +10,8 @@ import Sockets
 public final class Connection {
     /// The libpq handle; nil once closed. Always released with `PQfinish`.
     private(set) var handle: OpaquePointer?
-    private var statements = StatementCache()
+    /// Internal for `pipeline(_:)` (ConnectionPipeline.swift), which prepares through the same cache.
+    var statements = StatementCache()
 
     private init(handle: OpaquePointer) {
         self.handle = handle
@@ -128,7 +129,7 @@ public final class Connection {
         statements.removeAll()
     }
 
-    private func openHandle() throws -> OpaquePointer {
+    func openHandle() throws -> OpaquePointer {
         guard let handle else { throw PostgresError(kind: .connectionLost, message: "connection is closed") }
         return handle
     }

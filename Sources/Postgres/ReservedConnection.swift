@@ -16,22 +16,33 @@ import Foundation
 
 /// One pooled connection held across several jobs; see `ConnectionPool.withReservedConnection`.
 ///
-/// Opening a transaction or savepoint sends nothing by itself: its BEGIN (or SAVEPOINT) travels with the
-/// next job, and one that ends before any job ran sends nothing at all. So a transaction of n statements
-/// costs n + 1 hand-offs to the worker thread (the last one its COMMIT), not n + 2.
+/// Statements that need not wait for an answer travel with the next one in one round trip (libpq pipeline
+/// mode, `Connection.pipeline`): opening a transaction or savepoint sends nothing by itself, its BEGIN (or
+/// SAVEPOINT) goes with the next job; a statement deferred to the commit (`deferUntilCommit`) goes with the
+/// COMMIT; and a scope that ends before any of its statements ran sends nothing at all. So a transaction
+/// of n statements costs n + 1 hand-offs to the worker thread (the last one its COMMIT) and as many round
+/// trips, not n + 2 or more.
 public final class ReservedConnection: StatementRunner {
     private struct Job {
         let run: (Connection) -> Void
         let fail: (PostgresError) -> Void
     }
 
+    /// A statement not sent yet: a scope's opening (with the depth it opens), or a deferred statement.
+    private struct Unsent {
+        let query: Query
+        let opensDepth: Int?
+    }
+
     private struct State {
         var jobs: Deque<Job> = []
         var isReleased = false
+        /// Why the pool could not hand over a connection, once it said so; later jobs fail with it.
+        var failure: PostgresError?
         /// How many transactions and savepoints the holder has open, sent or not.
         var depth = 0
-        /// Opening statements not sent yet, outermost first; the next job runs them before its body.
-        var unsent: [String] = []
+        /// Statements not sent yet, in order; the next job sends them ahead of its own, in one round trip.
+        var unsent: [Unsent] = []
     }
 
     private let condition = NSCondition()
@@ -40,36 +51,55 @@ public final class ReservedConnection: StatementRunner {
 
     init() {}
 
-    /// Runs `body` on the reserved connection, on its worker thread.
+    /// Runs `body` on the reserved connection, on its worker thread, after the statements still unsent.
     ///
-    /// Throws `.poolClosed` after the reservation was released, or whatever `body` throws.
+    /// Throws `.poolClosed` after the reservation was released, the pool's error when it could not hand over
+    /// a connection, or whatever `body` throws.
     public func withConnection<T: Sendable>(_ body: @escaping @Sendable (Connection) throws -> T) async throws -> T {
+        try await submit { connection, unsent in
+            if !unsent.isEmpty { _ = try connection.pipeline(unsent) }
+            return try body(connection)
+        }
+    }
+
+    /// Runs one statement on the reserved connection, inside whatever transaction it holds open; the
+    /// statements still unsent go in the same round trip.
+    public func query(_ query: Query) async throws -> QueryResult {
+        try await submit { connection, unsent in
+            if unsent.isEmpty { return try connection.query(query) }
+            return try connection.pipeline(unsent + [query])[unsent.count]
+        }
+    }
+
+    /// Queues `query` to run at the end of the innermost open transaction or savepoint, in the round trip of
+    /// its COMMIT (or RELEASE), or with whatever statement runs next. Its rows are not kept; when it fails,
+    /// the commit fails with its error and the transaction rolls back. Nothing is sent when the scope rolls
+    /// back first.
+    public func deferUntilCommit(_ query: Query) {
+        condition.withLock {
+            precondition(state.depth > 0, "deferUntilCommit outside a transaction")
+            state.unsent.append(Unsent(query: query, opensDepth: nil))
+        }
+    }
+
+    /// Queues a job that gets the statements still unsent (taken in the same lock, so in order).
+    private func submit<T: Sendable>(_ body: @escaping (Connection, [Query]) throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
             condition.lock()
-            let opening = state.unsent.joined(separator: "; ")
+            let unsent = state.unsent.map(\.query)
             state.unsent.removeAll()
             let job = Job(
-                run: { connection in
-                    continuation.resume(
-                        with: Result {
-                            if !opening.isEmpty { try connection.execute(script: opening) }
-                            return try body(connection)
-                        })
-                },
+                run: { connection in continuation.resume(with: Result { try body(connection, unsent) }) },
                 fail: { error in continuation.resume(throwing: error) })
             guard !state.isReleased else {
+                let error = state.failure ?? PostgresError(kind: .poolClosed, message: "the reserved connection was already released")
                 condition.unlock()
-                return job.fail(PostgresError(kind: .poolClosed, message: "the reserved connection was already released"))
+                return job.fail(error)
             }
             state.jobs.append(job)
             condition.signal()
             condition.unlock()
         }
-    }
-
-    /// Runs one statement on the reserved connection, inside whatever transaction it holds open.
-    public func query(_ query: Query) async throws -> QueryResult {
-        try await withConnection { connection in try connection.query(query) }
     }
 
     /// Runs `body` inside a transaction on this connection, or inside a savepoint when one is already open.
@@ -86,7 +116,7 @@ public final class ReservedConnection: StatementRunner {
         let scope = condition.withLock {
             let scope = TransactionScope(isNested: state.depth > 0, isolation: isolation)
             state.depth += 1
-            state.unsent.append(scope.begin)
+            state.unsent.append(Unsent(query: scope.begin, opensDepth: state.depth))
             return scope
         }
         let value: T
@@ -101,19 +131,38 @@ public final class ReservedConnection: StatementRunner {
         return value
     }
 
-    /// Ends `scope`: nothing to send when its opening statement was never sent, else COMMIT (or RELEASE),
-    /// refused when the transaction failed inside, or ROLLBACK.
+    /// Ends `scope`. Nothing to send when none of its statements reached the server and none is deferred to
+    /// its commit. Else COMMIT (or RELEASE) with the deferred statements before it in one round trip, refused
+    /// when the transaction failed inside; or ROLLBACK, with the deferred statements dropped.
     private func close(_ scope: TransactionScope, committing: Bool) async throws {
-        let wasSent = condition.withLock {
-            state.depth -= 1
-            guard state.unsent.last == scope.begin else { return true }
-            state.unsent.removeLast()
-            return false
+        let toSend: [Query]? = condition.withLock {
+            defer { state.depth -= 1 }
+            // Everything unsent from the scope's opening on (or all of it, when the opening was sent) is the scope's.
+            let opening = state.unsent.lastIndex { $0.opensDepth == state.depth }
+            let own = state.unsent[(opening ?? 0)...].map(\.query)
+            state.unsent.removeSubrange((opening ?? 0)...)
+            if committing {
+                if opening != nil, own.count == 1 { return nil }
+                return own + [scope.commit]
+            }
+            return opening == nil ? [scope.rollback] : nil
         }
-        guard wasSent else { return }
-        try await withConnection { connection in
-            if committing { try connection.checkNotFailed() }
-            try connection.execute(script: committing ? scope.commit : scope.rollback)
+        guard let toSend else { return }
+        // Not `withConnection`, which would send these statements again as unsent ones: they were taken above.
+        try await submit { connection, unsent in
+            let statements = unsent + toSend
+            if committing {
+                try connection.checkNotFailed()
+                do {
+                    _ = try connection.pipeline(statements)
+                } catch {
+                    // A deferred statement failed, so the COMMIT never ran: end the scope here, as a rollback would.
+                    if connection.isInTransaction { try? connection.execute(script: scope.rollback.sql) }
+                    throw error
+                }
+            } else {
+                _ = try connection.pipeline(statements)
+            }
         }
     }
 
@@ -127,6 +176,18 @@ public final class ReservedConnection: StatementRunner {
             guard let job else { return }
             job.run(connection)
         }
+    }
+
+    /// Called when the pool could not hand over a connection (checkout timeout, database down, shutdown):
+    /// the jobs sent so far and every later one fail with `error`.
+    func fail(with error: PostgresError) {
+        let waiting = condition.withLock {
+            state.isReleased = true
+            state.failure = error
+            defer { state.jobs.removeAll() }
+            return state.jobs
+        }
+        for job in waiting { job.fail(error) }
     }
 
     /// Ends the reservation once the jobs already sent have run; the worker then tidies the connection (and
@@ -143,9 +204,16 @@ extension ConnectionPool {
     /// Holds one pooled connection for the whole of `body`, so that several jobs, with asynchronous work
     /// in between, run on the same connection and so in the same transaction if one is open.
     ///
-    /// The connection counts as in use until `body` ends; the checkout timeout applies to getting it.
+    /// `body` starts at once, without waiting for the connection: its first job waits in the reservation
+    /// until a worker takes it up, which saves a hand-off per transaction. When none comes within the
+    /// checkout timeout (or the database is down), that job fails with the pool's error.
     public func withReservedConnection<T: Sendable>(_ body: (ReservedConnection) async throws -> T) async throws -> T {
-        let reserved = try await reserve()
+        let reserved = ReservedConnection()
+        enqueue(
+            PoolJob(
+                enqueuedAt: .now,
+                run: { connection in reserved.serve(on: connection) },
+                fail: { error in reserved.fail(with: error) }))
         defer { reserved.release() }
         return try await body(reserved)
     }

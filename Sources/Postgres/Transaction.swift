@@ -8,17 +8,17 @@ extension Connection {
     /// `isolation` applies to an outermost transaction; a savepoint shares its transaction's snapshot rules.
     public func transaction<T>(isolation: IsolationLevel = .readCommitted, _ body: (Connection) throws -> T) throws -> T {
         let scope = TransactionScope(isNested: isInTransaction, isolation: isolation)
-        try execute(script: scope.begin)
+        try execute(script: scope.begin.sql)
         let value: T
         do {
             value = try body(self)
             try checkNotFailed()
         } catch {
             // The original error matters; a failing ROLLBACK on a broken connection must not replace it.
-            try? execute(script: scope.rollback)
+            try? execute(script: scope.rollback.sql)
             throw error
         }
-        try execute(script: scope.commit)
+        try execute(script: scope.commit.sql)
         return value
     }
 
@@ -34,20 +34,22 @@ extension Connection {
 /// The statements that open and close one transaction, or one savepoint inside an open transaction: the
 /// text of both ways to run a transaction (`Connection.transaction`, `ReservedConnection.transaction`).
 struct TransactionScope {
-    /// PostgreSQL keeps same-named savepoints as a stack, so one name serves every depth.
-    private static let savepoint = "budget_savepoint"
+    // PostgreSQL keeps same-named savepoints as a stack, so one name (budget_savepoint) serves every depth.
 
-    let begin: String
-    let commit: String
-    let rollback: String
+    let begin: Query
+    let commit: Query
+    let rollback: Query
 
     init(isNested: Bool, isolation: IsolationLevel) {
         if isNested {
-            begin = "SAVEPOINT \(Self.savepoint)"
-            commit = "RELEASE SAVEPOINT \(Self.savepoint)"
-            rollback = "ROLLBACK TO SAVEPOINT \(Self.savepoint)"
+            begin = "SAVEPOINT budget_savepoint"
+            commit = "RELEASE SAVEPOINT budget_savepoint"
+            rollback = "ROLLBACK TO SAVEPOINT budget_savepoint"
         } else {
-            begin = "BEGIN ISOLATION LEVEL \(isolation.sql)"
+            switch isolation {
+            case .readCommitted: begin = "BEGIN ISOLATION LEVEL READ COMMITTED"
+            case .repeatableRead: begin = "BEGIN ISOLATION LEVEL REPEATABLE READ"
+            }
             commit = "COMMIT"
             rollback = "ROLLBACK"
         }

@@ -447,4 +447,108 @@ private func jsonEscaped(_ text: String) -> String {
             #expect(try await app.rowCount(of: "idempotency_keys") == 0)
         }
     }
+
+    // MARK: an atomic batch's keys, claimed in one statement and stored with its COMMIT
+
+    /// Holds the advisory lock of `key` in ledger 1 the way another server process's request does while it
+    /// runs (IdempotencyQueries.claim: lock space "IDKY", the ledger and the key hashed together).
+    private static func holdKey(_ key: String, on app: TestApp) async throws -> HeldDatabaseSession {
+        let session = try await HeldDatabaseSession.open(app.databaseURL)
+        try await session.execute("BEGIN; SELECT pg_advisory_xact_lock(\(0x4944_4B59), hashtext('1:' || '\(key)'))")
+        return session
+    }
+
+    private static func post(_ title: String, key: String) -> String {
+        #"{"method":"POST","path":"/categories","body":{"title":"\#(title)","amount":1},"idempotencyKey":"\#(key)"}"#
+    }
+
+    @Test func anAtomicBatchStopsAtItsFirstKeyInProgressElsewhereOrReusedAndWritesNothing() async throws {
+        try await TestApp.with { app in
+            let stored = try await app.request(
+                "POST", "/categories", json: #"{"title":"Stored","amount":1}"#, headers: [("Idempotency-Key", "stored")])
+            #expect(stored.status == 201, "\(stored.text)")
+            let held = try await Self.holdKey("busy", on: app)
+            do {
+                // A stored key replays, a new one runs, and the key held elsewhere is that operation's 409.
+                let busy = try await app.request(
+                    "POST", "/batch",
+                    json:
+                        #"{"atomic":true,"operations":[\#(Self.post("Stored", key: "stored")),\#(Self.post("New", key: "new")),\#(Self.post("Busy", key: "busy"))]}"#
+                )
+                #expect(busy.status == 409, "\(busy.text)")
+                #expect(busy.object["type"] as? String == Self.failedType)
+                #expect(busy.object["operation"] as? Int == 2)
+                #expect((busy.object["failure"] as? [String: Any])?["type"] as? String == "urn:budget-server:problem:idempotency-key-in-use")
+                // The stored key's answer for another request is that operation's 422, before the busy key is reached.
+                let reused = try await app.request(
+                    "POST", "/batch",
+                    json:
+                        #"{"atomic":true,"operations":[\#(Self.post("New", key: "new")),\#(Self.post("Other", key: "stored")),\#(Self.post("Busy", key: "busy"))]}"#
+                )
+                #expect(reused.status == 422, "\(reused.text)")
+                #expect(reused.object["operation"] as? Int == 1)
+                #expect((reused.object["failure"] as? [String: Any])?["type"] as? String == "urn:budget-server:problem:idempotency-key-reused")
+                // A key used twice in one batch for two requests: the second is refused as a retry would be.
+                let twice = try await app.request(
+                    "POST", "/batch",
+                    json: #"{"atomic":true,"operations":[\#(Self.post("New", key: "new")),\#(Self.post("Changed", key: "new"))]}"#)
+                #expect(twice.status == 422, "\(twice.text)")
+                #expect(twice.object["operation"] as? Int == 1)
+            } catch {
+                await held.close()
+                throw error
+            }
+            await held.close()
+            #expect(try await app.scalar("SELECT string_agg(title, ',') FROM categories") == "Stored")
+            #expect(try await app.scalar("SELECT string_agg(key, ',') FROM idempotency_keys") == "stored")
+        }
+    }
+
+    @Test func anAtomicBatchOfKeysReplaysStoredAndRepeatedKeysAndReplaysWholeWhenSentAgain() async throws {
+        try await TestApp.with { app in
+            let stored = try await app.request(
+                "POST", "/categories", json: #"{"title":"Stored","amount":1}"#, headers: [("Idempotency-Key", "stored")])
+            #expect(stored.status == 201, "\(stored.text)")
+            let batch = """
+                {"atomic":true,"operations":[\(Self.post("Stored", key: "stored")),\(Self.post("One", key: "one")),
+                  {"method":"POST","path":"/categories/1/transactions","body":{"title":"Unkeyed","amount":1}},
+                  \(Self.post("One", key: "one")),\(Self.post("Two", key: "two"))]}
+                """
+            let first = try await app.request("POST", "/batch", json: batch)
+            #expect(first.status == 200, "\(first.text)")
+            #expect(first.batchStatuses == [201, 201, 201, 201, 201])
+            let results = first.batchResults
+            guard results.count == 5 else { return }
+            #expect(results.map { $0.resultHeader("Idempotent-Replayed") } == ["true", nil, nil, "true", nil])
+            #expect(sameJSON(results[0]["body"], try? stored.json()))
+            #expect(results[0].resultHeader("Location") == stored.header("Location"))
+            #expect(sameJSON(results[3]["body"], results[1]["body"]))
+            #expect(results[3].resultHeader("Location") == results[1].resultHeader("Location"))
+            #expect(try await app.scalar("SELECT string_agg(title, ',' ORDER BY id) FROM categories") == "Stored,One,Two")
+            #expect(try await app.rowCount(of: "transactions") == 1)
+            #expect(
+                try await app.scalar("SELECT string_agg(key || ' ' || status || ' ' || path, ',' ORDER BY key) FROM idempotency_keys")
+                    == "one 201 /categories,stored 201 /categories,two 201 /categories")
+
+            // The same batch again: every keyed operation replays the answer stored with the first; only the
+            // unkeyed one writes again.
+            let again = try await app.request("POST", "/batch", json: batch)
+            #expect(again.status == 200, "\(again.text)")
+            let replays = again.batchResults
+            guard replays.count == 5 else { return }
+            #expect(replays.map { $0.resultHeader("Idempotent-Replayed") } == ["true", "true", nil, "true", "true"])
+            for index in [0, 1, 3, 4] {
+                #expect(sameJSON(replays[index]["body"], results[index]["body"]), "operation \(index)")
+                #expect(replays[index].resultHeader("Location") == results[index].resultHeader("Location"))
+                #expect(replays[index].resultHeader("ETag") == results[index].resultHeader("ETag"))
+            }
+            #expect(try await app.scalar("SELECT string_agg(title, ',' ORDER BY id) FROM categories") == "Stored,One,Two")
+            #expect(try await app.rowCount(of: "transactions") == 2)
+            #expect(try await app.rowCount(of: "idempotency_keys") == 3)
+            // Each key replays alone too, as the header's.
+            let alone = try await app.request("POST", "/categories", json: #"{"title":"Two","amount":1}"#, headers: [("Idempotency-Key", "two")])
+            #expect(alone.header("Idempotent-Replayed") == "true")
+            #expect(alone.header("Location") == results[4].resultHeader("Location"))
+        }
+    }
 }

@@ -16,6 +16,11 @@ import Postgres
 //    stored: nothing was written, so a retry should run again.
 //
 // The lock is released by COMMIT, after the row became visible, so the next claimant finds the row.
+//
+// Round trips: the claim travels with the transaction's BEGIN, and the answer is stored in the round trip
+// of its COMMIT (`Database.deferUntilCommit`), so a keyed request costs one round trip more than the same
+// request in a transaction of its own. An atomic batch claims all its keys in one statement before its
+// first operation and stores all its answers in one statement with its COMMIT (`BatchKeys`).
 
 /// Runs requests at most once per idempotency key, replaying the first answer to retries.
 struct Idempotency: Sendable {
@@ -38,20 +43,84 @@ struct Idempotency: Sendable {
                 throw IdempotencyError.inProgress(key)
             case .stored(let answer, let matches):
                 guard matches else { throw IdempotencyError.reusedForAnotherRequest(key) }
-                var response = try answer.response()
-                response.headers.replaceOrAdd(Self.replayedHeader, "true")
-                return response
+                return try answer.replayed()
             case .free:
                 let response = try await execute(transaction)
                 guard response.status.isSuccess else { return response }
                 let answer = StoredAnswer(response)
-                _ = try await transaction.query(
+                transaction.deferUntilCommit(
                     IdempotencyQueries.store(
                         key, fingerprint: fingerprint, status: answer.status, headers: answer.headersJSON, body: answer.body,
                         in: transaction.ledger))
                 return response
             }
         }
+    }
+
+    /// Claims the keys of an atomic batch's operations in one statement, in `transaction` (the batch's).
+    func claim(_ keyed: [BatchKeys.Keyed], in transaction: Database) async throws -> BatchKeys {
+        guard !keyed.isEmpty else { return BatchKeys(claims: [:]) }
+        try await purger.purgeIfDue(in: transaction)
+        let rows = try await transaction.query(
+            IdempotencyQueries.claimAll(keyed.map { ($0.key, $0.fingerprint) }, in: transaction.ledger))
+        guard rows.count == keyed.count else {
+            throw PostgresError(kind: .decoding, message: "claiming \(keyed.count) keys answered \(rows.count) rows")
+        }
+        var claims: [Int: StoredAnswer.Claim] = [:]
+        for (index, operation) in keyed.enumerated() { claims[operation.index] = try StoredAnswer.Claim(rows[index]) }
+        return BatchKeys(claims: claims)
+    }
+}
+
+/// The idempotency keys of one atomic batch (docs/sync.md), claimed together before its first operation
+/// (`Idempotency.claim`) and stored together with its COMMIT (`storeAnswers`), where a request with a key
+/// claims and stores its own: two statements for the whole batch instead of two per operation. Each
+/// operation still answers as it would on its own, in order: a key busy elsewhere is that operation's 409,
+/// a stored answer its replay (or 422 for another request), and a key used again later in the same batch
+/// replays (or refuses) the answer this batch gave it, as the row stored by the first use would.
+struct BatchKeys {
+    /// A keyed operation: its index in the batch, its key and its request's fingerprint.
+    struct Keyed {
+        let index: Int
+        let key: IdempotencyKey
+        let fingerprint: RequestFingerprint
+    }
+
+    /// What claiming found, by operation index.
+    fileprivate let claims: [Int: StoredAnswer.Claim]
+    /// The answers this batch gave its keys, to store at its commit, in order, each key once.
+    private var fresh: [(key: IdempotencyKey, fingerprint: RequestFingerprint, answer: StoredAnswer)] = []
+
+    fileprivate init(claims: [Int: StoredAnswer.Claim]) {
+        self.claims = claims
+    }
+
+    /// Operation `keyed.index`'s answer: `execute`'s, or the key's stored or earlier answer, or its refusal.
+    mutating func answer(_ keyed: Keyed, execute: () async throws -> Response) async throws -> Response {
+        guard let claim = claims[keyed.index] else { preconditionFailure("operation \(keyed.index)'s key was not claimed") }
+        switch claim {
+        case .busy:
+            return IdempotencyError.inProgress(keyed.key).problem.response
+        case .stored(let answer, let matches):
+            guard matches else { return IdempotencyError.reusedForAnotherRequest(keyed.key).problem.response }
+            return try answer.replayed()
+        case .free:
+            if let earlier = fresh.first(where: { $0.key == keyed.key }) {
+                guard earlier.fingerprint.canonicalText == keyed.fingerprint.canonicalText else {
+                    return IdempotencyError.reusedForAnotherRequest(keyed.key).problem.response
+                }
+                return try earlier.answer.replayed()
+            }
+            let response = try await execute()
+            if response.status.isSuccess { fresh.append((keyed.key, keyed.fingerprint, StoredAnswer(response))) }
+            return response
+        }
+    }
+
+    /// Queues the statement storing every answer this batch gave its keys, to run with the batch's COMMIT.
+    func storeAnswers(in transaction: Database) {
+        guard !fresh.isEmpty else { return }
+        transaction.deferUntilCommit(IdempotencyQueries.storeAll(fresh, in: transaction.ledger))
     }
 }
 
@@ -92,6 +161,13 @@ struct StoredAnswer {
         headersJSON = JSONWriter.string(.array(pairs))
         // Answers are JSON, so UTF-8; anything else would not survive a text column and is replaced visibly.
         body = String(decoding: response.body, as: UTF8.self)
+    }
+
+    /// The stored answer as a retry gets it: marked `Idempotent-Replayed: true`.
+    func replayed() throws -> Response {
+        var response = try response()
+        response.headers.replaceOrAdd(Idempotency.replayedHeader, "true")
+        return response
     }
 
     func response() throws -> Response {

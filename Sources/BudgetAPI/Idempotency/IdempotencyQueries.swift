@@ -1,3 +1,4 @@
+import BudgetCore
 import Postgres
 
 /// The SQL behind idempotency keys (migrations/0010); the only place that knows the table's columns.
@@ -26,6 +27,49 @@ enum IdempotencyQueries {
         LEFT JOIN idempotency_keys k
             ON l.locked AND k.ledger_id = \(ledger) AND k.key = \(key.value) AND k.created_at > now() - \(lifetime)
         """
+    }
+
+    /// `claim` for the keyed operations of one atomic batch at once: one row per element of `keys` (each a
+    /// key with its request's fingerprint text), in their order, with the same columns. The lock and the row
+    /// are the same a single request's `claim` takes and reads, so a batch and a request with one key exclude
+    /// each other on any server process.
+    static func claimAll(_ keys: [(key: IdempotencyKey, fingerprint: RequestFingerprint)], in ledger: LedgerID) -> Query {
+        let elements = keys.map { JSONValue.object(["key": .string($0.key.value), "canonical": .string($0.fingerprint.canonicalText)]) }
+        return """
+            SELECT l.locked, k.key IS NOT NULL, k.fingerprint = sha256(convert_to(c.canonical, 'UTF8')),
+                   k.status, k.headers::text, k.body
+            FROM ROWS FROM (json_to_recordset(\(JSONWriter.string(.array(elements)))::json) AS (key text, canonical text))
+                WITH ORDINALITY AS c(key, canonical, n)
+            CROSS JOIN LATERAL (
+                SELECT pg_try_advisory_xact_lock(\(lockSpace), hashtext(\(ledger)::text || ':' || c.key)) AS locked) l
+            LEFT JOIN idempotency_keys k
+                ON l.locked AND k.ledger_id = \(ledger) AND k.key = c.key AND k.created_at > now() - \(lifetime)
+            ORDER BY c.n
+            """
+    }
+
+    /// `store` for every answer of one atomic batch in one statement; the keys must differ (a key's second use
+    /// in a batch replays the first and stores nothing).
+    static func storeAll(_ answers: [(key: IdempotencyKey, fingerprint: RequestFingerprint, answer: StoredAnswer)], in ledger: LedgerID)
+        -> Query
+    {
+        let rows = answers.map { key, fingerprint, answer in
+            JSONValue.object([
+                "key": .string(key.value), "canonical": .string(fingerprint.canonicalText), "method": .string(fingerprint.method),
+                "path": .string(fingerprint.target), "status": .number(String(answer.status)), "headers": .string(answer.headersJSON),
+                "body": .string(answer.body),
+            ])
+        }
+        return """
+            INSERT INTO idempotency_keys AS existing (ledger_id, key, fingerprint, method, path, status, headers, body)
+            SELECT \(ledger)::bigint, a.key, sha256(convert_to(a.canonical, 'UTF8')), a.method, a.path, a.status, a.headers::json, a.body
+            FROM json_to_recordset(\(JSONWriter.string(.array(rows)))::json)
+                AS a(key text, canonical text, method text, path text, status smallint, headers text, body text)
+            ON CONFLICT (ledger_id, key) DO UPDATE
+                SET fingerprint = excluded.fingerprint, method = excluded.method, path = excluded.path,
+                    status = excluded.status, headers = excluded.headers, body = excluded.body, created_at = now()
+                WHERE existing.created_at <= now() - \(lifetime)
+            """
     }
 
     /// Stores the answer in the caller's transaction. An expired row under the same key is replaced; a live
