@@ -1,4 +1,5 @@
 @testable import BudgetAPI
+import BudgetCore
 import Postgres
 import Testing
 

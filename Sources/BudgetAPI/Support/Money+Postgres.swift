@@ -1,3 +1,4 @@
+import BudgetCore
 import Postgres
 
 extension Money {
