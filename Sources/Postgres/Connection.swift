@@ -72,8 +72,8 @@ public final class Connection {
         }
         let result = LibPQ.withBindings(query) { count, values in
             switch plan {
-            case .execute(let name), .prepare(let name): PQexecPrepared(handle, name, count, values, nil, nil, 0)
-            case .unprepared: PQexecParams(handle, sql, count, nil, values, nil, nil, 0)
+            case .execute(let name), .prepare(let name): PQexecPrepared(handle, name, count, values, nil, nil, query.resultFormat)
+            case .unprepared: PQexecParams(handle, sql, count, nil, values, nil, nil, query.resultFormat)
             }
         }
         return try check(result, sql: sql)

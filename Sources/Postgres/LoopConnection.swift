@@ -148,7 +148,7 @@ final class LoopConnection {
         case .unprepared:
             step = .executing(statement, name: nil)
             sent = LibPQ.withBindings(statement.query) { count, values in
-                PQsendQueryParams(handle, statement.sql, count, nil, values, nil, nil, 0)
+                PQsendQueryParams(handle, statement.sql, count, nil, values, nil, nil, statement.query.resultFormat)
             }
         }
         guard sent == 1 else { return breakConnection(kind: .connectionLost) }
@@ -158,7 +158,7 @@ final class LoopConnection {
     private func sendExecute(_ statement: LoopStatement, name: String, handle: OpaquePointer) -> Int32 {
         step = .executing(statement, name: name)
         return LibPQ.withBindings(statement.query) { count, values in
-            PQsendQueryPrepared(handle, name, count, values, nil, nil, 0)
+            PQsendQueryPrepared(handle, name, count, values, nil, nil, statement.query.resultFormat)
         }
     }
 

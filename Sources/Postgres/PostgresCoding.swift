@@ -4,10 +4,20 @@ public protocol PostgresEncodable: Sendable {
     var postgresText: String { get }
 }
 
-/// A value that can be read from a text-format result column.
+/// A value that can be read from a result column, text or binary (`Query.inBinary`).
 public protocol PostgresDecodable {
     /// Parses PostgreSQL's text output for the type; throws when the text is not a valid value.
     init(postgresText: String) throws
+
+    /// Reads a binary value of the column's `type`. By default, from the text the server would have sent
+    /// (`PostgresBinary.appendText`); the types read often read the binary form itself.
+    init(postgresBinary value: UnsafeRawBufferPointer, type: PostgresType) throws
+}
+
+extension PostgresDecodable {
+    public init(postgresBinary value: UnsafeRawBufferPointer, type: PostgresType) throws {
+        try self.init(postgresText: PostgresBinary.text(value, type: type))
+    }
 }
 
 /// Lets `Row.decode(T?.self, …)` turn SQL NULL into `nil` instead of an error.
@@ -19,6 +29,10 @@ extension Optional: PostgresDecodable where Wrapped: PostgresDecodable {
     public init(postgresText: String) throws {
         self = .some(try Wrapped(postgresText: postgresText))
     }
+
+    public init(postgresBinary value: UnsafeRawBufferPointer, type: PostgresType) throws {
+        self = .some(try Wrapped(postgresBinary: value, type: type))
+    }
 }
 
 extension Optional: NullablePostgresDecodable where Wrapped: PostgresDecodable {
@@ -28,6 +42,11 @@ extension Optional: NullablePostgresDecodable where Wrapped: PostgresDecodable {
 extension String: PostgresEncodable, PostgresDecodable {
     public var postgresText: String { self }
     public init(postgresText: String) { self = postgresText }
+
+    /// Any type's text; a text type's binary form is its text (`jsonb`'s after a version byte).
+    public init(postgresBinary value: UnsafeRawBufferPointer, type: PostgresType) throws {
+        self = PostgresBinary.isText(type) ? String(decoding: value, as: UTF8.self) : try PostgresBinary.text(value, type: type)
+    }
 }
 
 extension Substring: PostgresEncodable {
@@ -45,6 +64,14 @@ extension Bool: PostgresEncodable, PostgresDecodable {
         default: throw PostgresError.decoding("not a boolean", text: postgresText, type: "Bool")
         }
     }
+
+    public init(postgresBinary value: UnsafeRawBufferPointer, type: PostgresType) throws {
+        guard type == .bool, value.count == 1 else {
+            try self.init(postgresText: PostgresBinary.text(value, type: type))
+            return
+        }
+        self = value[0] != 0
+    }
 }
 
 /// Shared conformance for the fixed-width integers PostgreSQL's int2/int4/int8 map to.
@@ -58,6 +85,18 @@ extension PostgresInteger {
             throw PostgresError.decoding("not an integer in range", text: postgresText, type: "\(Self.self)")
         }
         self = value
+    }
+
+    /// An `int2`, `int4` or `int8`, refused when out of this type's range; other types through their text.
+    public init(postgresBinary value: UnsafeRawBufferPointer, type: PostgresType) throws {
+        guard type == .int2 || type == .int4 || type == .int8 else {
+            try self.init(postgresText: PostgresBinary.text(value, type: type))
+            return
+        }
+        guard let wide = PostgresBinary.integer(value), let narrow = Self(exactly: wide) else {
+            throw PostgresError.decoding("not an integer in range", text: try PostgresBinary.text(value, type: type), type: "\(Self.self)")
+        }
+        self = narrow
     }
 }
 

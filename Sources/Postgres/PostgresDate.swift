@@ -40,6 +40,21 @@ public struct PostgresDate: Sendable, Hashable, Comparable, CustomStringConverti
         self = date
     }
 
+    /// A binary `date`: days since 2000-01-01. Refused, as the text is, outside the years 0001–9999.
+    public init(postgresBinary value: UnsafeRawBufferPointer, type: PostgresType) throws {
+        guard type == .date else {
+            try self.init(postgresText: PostgresBinary.text(value, type: type))
+            return
+        }
+        guard value.count == 4 else { throw PostgresError(kind: .decoding, message: "a binary date has 4 bytes, not \(value.count)") }
+        let days = Int64(Int32(truncatingIfNeeded: PostgresBinary.bigEndian(value)))
+        let date = PostgresDate(daysSinceEpoch: Int(days + PostgresBinary.epochDays))
+        guard (1...9999).contains(date.year) else {
+            throw PostgresError.decoding("not a date of the years 0001–9999", text: try PostgresBinary.text(value, type: type), type: "PostgresDate")
+        }
+        self = date
+    }
+
     /// Days since 1970-01-01.
     public var daysSinceEpoch: Int {
         CivilCalendar.daysSinceEpoch(year: year, month: month, day: day)

@@ -12,6 +12,9 @@ public struct Query: Sendable, Hashable {
     private var pieces: [String]
     /// Text-format parameter values, `nil` meaning SQL NULL.
     public private(set) var bindings: [String?]
+    /// Whether the server sends the rows in binary (libpq's `resultFormat` 1, for every column) rather than
+    /// text: `inBinary()`. `QueryResult` reads both the same way.
+    public private(set) var wantsBinaryResults = false
 
     /// Creates a query from raw SQL text; never pass text that came from a user.
     public init(unsafeSQL sql: String) {
@@ -28,6 +31,18 @@ public struct Query: Sendable, Hashable {
         }
         return text
     }
+
+    /// The same statement with its rows sent in binary, which spares the server its output functions (costly
+    /// for `numeric` and `timestamptz`) and costs this process the conversion (`PostgresBinary`). Every
+    /// column's type must be one `PostgresBinary` reads.
+    public func inBinary() -> Query {
+        var query = self
+        query.wantsBinaryResults = true
+        return query
+    }
+
+    /// libpq's `resultFormat` for the statement.
+    var resultFormat: Int32 { wantsBinaryResults ? 1 : 0 }
 
     /// Appends `other`, renumbering its placeholders after this query's.
     public mutating func append(_ other: Query) {

@@ -55,6 +55,21 @@ public struct Timestamp: Sendable, Hashable, Comparable, CustomStringConvertible
         self = value
     }
 
+    /// A binary `timestamptz`: microseconds since 2000-01-01 00:00 UTC. `infinity` and `-infinity` name no
+    /// instant and are refused, as their text is.
+    public init(postgresBinary value: UnsafeRawBufferPointer, type: PostgresType) throws {
+        guard type == .timestamptz else {
+            try self.init(postgresText: PostgresBinary.text(value, type: type))
+            return
+        }
+        guard value.count == 8 else { throw PostgresError(kind: .decoding, message: "a binary timestamptz has 8 bytes, not \(value.count)") }
+        let microseconds = PostgresBinary.bigEndian(value)
+        guard microseconds != .max, microseconds != .min else {
+            throw PostgresError.decoding("not a finite timestamp", text: try PostgresBinary.text(value, type: type), type: "Timestamp")
+        }
+        self.init(microsecondsSinceEpoch: microseconds + PostgresBinary.epochDays * PostgresBinary.microsecondsPerDay)
+    }
+
     /// ISO 8601 in UTC with milliseconds, e.g. `2026-11-21T08:00:00.000Z`.
     public var iso8601: String { render(fractionDigits: 3) }
 

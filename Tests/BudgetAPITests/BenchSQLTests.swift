@@ -26,11 +26,12 @@ import Testing
         let monthList = try ListAnswer(request: monthRequest, source: monthSource)
         return [
             "categories-month": [
-                monthList.probeStatement(
+                monthList.probe(
                     monthSource.shape.record,
                     ListTarget(
                         element: monthSource.element, source: monthSource.from, scope: monthSource.scope, ledger: .first,
-                        tieBreak: monthSource.tieBreak))
+                        tieBreak: monthSource.tieBreak)
+                ).statement
             ],
             "month": [MonthQueries.month(MonthChoice.current.sql(CivilClock()), in: .first)],
             "category": [
@@ -39,14 +40,17 @@ import Testing
                     ledger: .first)
             ],
             "transactions": [
-                list.probeStatement(
-                    Transactions.shape.record,
+                list.probe(
+                    Transactions.shape.record.selectingNull(CategoryChildRoutes<Transactions>.owner.nullMembers),
                     ListTarget(
                         element: Transactions.plainSource(in: .first).element, source: Transactions.plainSource(in: .first).from,
                         scope: "\(Transactions.plainSource(in: .first).scope) AND (t.category_id = \(id))", ledger: .first,
                         tieBreak: Transactions.plainSource(in: .first).tieBreak,
-                        owner: ListOwner(exists: CategoryQueries.exists(id: id, in: .first), missing: APIError.notFound(resource: "category", id: id))
-                    ))
+                        owner: ListOwner(
+                            exists: CategoryQueries.exists(id: id, in: .first), missing: APIError.notFound(resource: "category", id: id),
+                            isImpliedByRows: true)
+                    )
+                ).statement
             ],
             "post": [
                 TransactionQueries.insert(

@@ -30,6 +30,23 @@ import APITestSupport
         }
     }
 
+    /// The list's one-level statement answers no row for an empty page; the statement after it answers the header.
+    @Test func anEmptyCategoryListsNothingWithItsFeedPositionAndAPageKeepsItsBytes() async throws {
+        try await TestApp.with { app in
+            _ = try await app.request("POST", "/categories", json: #"{"title":"Food","amount":100}"#)
+            let empty = try await app.request("GET", "/categories/1/transactions?_page=1&_limit=5")
+            #expect(empty.status == 200 && empty.text == "[]" && empty.header("X-Total-Count") == "0", "\(empty.text)")
+            #expect(empty.header("X-Sync-Seq") != nil)
+            let created = try await app.request("POST", "/categories/1/transactions", json: #"{"title":"Refund","amount":-12.5}"#)
+            #expect(created.status == 201)
+            let page = try await app.request("GET", "/categories/1/transactions?_page=1&_limit=5")
+            #expect(page.text == "[" + created.text + "]" && page.text.contains(#""amount":-12.50,"#), "\(page.text)")
+            #expect(page.header("X-Total-Count") == "1")
+            let beyond = try await app.request("GET", "/categories/1/transactions?_page=3&_limit=5")
+            #expect(beyond.status == 200 && beyond.text == "[]" && beyond.header("X-Total-Count") == "1", "\(beyond.text)")
+        }
+    }
+
     @Test func unknownCategoryIs422NamingCategoryId() async throws {
         try await TestApp.with { app in
             let response = try await app.request("POST", "/transactions", json: #"{"categoryId":3,"title":"x","amount":1}"#)

@@ -40,7 +40,9 @@ struct CategoryChildRoutes<Child: CategoryChild>: Sendable {
 
     /// The category of a nested path, which the children name by their foreign key to categories.
     static var owner: RecordOwner {
-        RecordOwner(Categories.self, of: Child.self) { id, ledger in CategoryQueries.exists(id: id, in: ledger) }
+        // A split has no category (the shape rule transactions_split_shape, migrations/0020), so none of a
+        // category's transactions has parts.
+        RecordOwner(Categories.self, of: Child.self, nullMembers: ["splits"]) { id, ledger in CategoryQueries.exists(id: id, in: ledger) }
     }
 
     func register(in router: inout Router<Database>) {

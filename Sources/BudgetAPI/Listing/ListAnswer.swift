@@ -56,14 +56,44 @@ struct ListAnswer: Sendable {
         return format == .csv ? common + [CSVText.mediaType] : common
     }
 
-    /// The statement that reads a typed list whole if it has at most `probeRows` records: `ListPlan.selectRows`,
-    /// with the data version as one more header column when the request holds an entity tag that could be a
-    /// streamed list's weak one.
-    func probeStatement(_ record: PlainRecord, _ target: ListTarget) -> Query {
-        plan.selectRows(
+    /// The statement that reads a typed list whole if it has at most `probeRows` records, with the layout of its
+    /// rows: `ListPlan.selectPage`'s one level with the header as InitPlans, or for the envelope (whose OFFSET
+    /// needs the total) `ListPlan.selectRows`. The data version is one more header column when the request holds
+    /// an entity tag that could be a streamed list's weak one. Its results are binary (bench/README.md, The list).
+    func probe(_ record: PlainRecord, _ target: ListTarget) -> Probe {
+        let version = wantsVersion ? ChangeFeedQueries.dataVersion(target.ledger) : nil
+        guard !plan.isEnvelope else { return fullProbe(record, target) }
+        var header: [Query] = [ChangeFeedQueries.position(target.ledger)]
+        var layout = ProbeLayout(position: 0, first: 1)
+        if plan.pagination != .none {
+            layout.total = header.count
+            header.append(plan.totalColumn(from: target.source, scope: target.scope))
+        }
+        // A row of the page proves its owner (ListOwner.isImpliedByRows); an empty page asks `fullProbe`.
+        if let owner = target.owner, !owner.isImpliedByRows {
+            layout.owner = header.count
+            header.append("(\(owner.exists))")
+        }
+        if let version {
+            layout.version = header.count
+            header.append(version)
+        }
+        layout.first = header.count
+        let statement = plan.selectPage(
+            columns: record.columns, from: target.source, scope: target.scope, tieBreak: target.tieBreak, header: header,
+            limit: Self.probeRows + 1)
+        return Probe(statement: statement.inBinary(), layout: layout, answersEmptyPage: false)
+    }
+
+    /// `ListPlan.selectRows`: a row even for an empty page, so the header always arrives (total, position,
+    /// ownerExists, [version], then the record's columns). What `probe` falls back on when its page is empty.
+    func fullProbe(_ record: PlainRecord, _ target: ListTarget) -> Probe {
+        let statement = plan.selectRows(
             columns: record.columns, from: target.source, scope: target.scope, tieBreak: target.tieBreak, ledger: target.ledger,
             ownerExists: target.owner?.exists ?? "TRUE", limit: Self.probeRows + 1,
             version: wantsVersion ? ChangeFeedQueries.dataVersion(target.ledger) : nil)
+        let layout = ProbeLayout(total: 0, position: 1, owner: 2, version: wantsVersion ? 3 : nil, first: wantsVersion ? 4 : 3)
+        return Probe(statement: statement.inBinary(), layout: layout, answersEmptyPage: true)
     }
 
     /// A typed list: the query language over the source's members, without the parameters the source took.
@@ -77,24 +107,25 @@ struct ListAnswer: Sendable {
         if case .tags = condition { true } else { false }
     }
 
-    /// The answer from `probeStatement`'s rows, or nil when the list has more than `probeRows` records (then it
-    /// is read through a cursor: `start`). Throws the owner's error when the statement says it does not exist.
-    func probed(_ result: QueryResult, _ record: PlainRecord, _ target: ListTarget) throws -> Response? {
-        // A row per record: total, position, ownerExists, [version], then the record's columns.
+    /// The answer from a probe's rows, or nil when the list has more than `probeRows` records (then it is read
+    /// through a cursor: `start`). Throws the owner's error when the statement says it does not exist. Call it
+    /// with a result that has a row: an empty one-level page asks `fullProbe` first.
+    func probed(_ result: QueryResult, _ layout: ProbeLayout, _ record: PlainRecord, _ target: ListTarget) throws -> Response? {
         let row = result[0]
-        if let owner = target.owner, try !row.decode(Bool.self, at: 2) { throw owner.missing }
-        let (total, syncSeq) = (Int(try row.decode(Int64.self, at: 0)), try row.decode(Int64.self, at: 1))
+        if let owner = target.owner, let column = layout.owner, try !row.decode(Bool.self, at: column) { throw owner.missing }
+        let total = try layout.total.map { Int(try row.decode(Int64.self, at: $0)) } ?? 0
+        let syncSeq = try row.decode(Int64.self, at: layout.position)
         guard result.count <= Self.probeRows else {
-            guard wantsVersion else { return nil }
-            let tag = ListValidator.tag(identity: identity, version: try row.decode(String.self, at: 3))
+            guard let column = layout.version else { return nil }
+            let tag = ListValidator.tag(identity: identity, version: try row.decode(String.self, at: column))
             return isNotModified(tag) ? notModified(head(total: total, syncSeq: syncSeq), tag: tag) : nil
         }
         var response = head(total: total, syncSeq: syncSeq)
-        let first = wantsVersion ? 4 : 3
         switch format {
-        case .json: response.body = ListResponse.body(total: total, pagination: plan.pagination, data: record.jsonArray(result, from: first))
+        case .json:
+            response.body = ListResponse.body(total: total, pagination: plan.pagination, data: record.jsonArray(result, from: layout.first))
         // CSV holds the records alone: the envelope's numbers have no place in it (docs/api.md, CSV).
-        case .csv: response.body = record.csv(result, from: first)
+        case .csv: response.body = record.csv(result, from: layout.first)
         }
         return response
     }
@@ -196,6 +227,31 @@ struct ListOwner: Sendable {
     /// A boolean SQL expression, e.g. `EXISTS (SELECT 1 FROM categories WHERE id = 7)`.
     var exists: Query
     var missing: any Error & Sendable
+    /// Whether any row of the list proves that the owner exists, as a child's foreign key to it does (not
+    /// deferrable, so every snapshot holds it): the one-level probe then checks the owner only when its page is
+    /// empty (`ListAnswer.probe`).
+    var isImpliedByRows = false
+}
+
+/// Which columns of a probe's rows hold the header, and where the record's columns start.
+struct ProbeLayout {
+    /// The number of matching records (bigint); none when the answer reports no total (it is then 0).
+    var total: Int?
+    /// The change feed position (bigint), for `X-Sync-Seq`.
+    var position: Int
+    /// Whether the owner exists (boolean); none when there is no owner to check.
+    var owner: Int?
+    /// The data version of a weak `ETag` (text).
+    var version: Int?
+    var first: Int
+}
+
+/// A statement that reads a typed list whole, and how to read its rows.
+struct Probe {
+    let statement: Query
+    let layout: ProbeLayout
+    /// Whether an empty page still answers a row with the header (`ListAnswer.fullProbe`).
+    let answersEmptyPage: Bool
 }
 
 /// What a list answers per record: plain columns that Swift renders, or JSON that SQL rendered.
@@ -264,10 +320,15 @@ extension Database {
     /// event loop's own connection (`ListAnswer.probeRows`); anything else, and a typed list with more records,
     /// is read through a cursor on the stream pool and streamed when it is large (`streamedAnswer`).
     func list(_ answer: ListAnswer, _ target: ListTarget) async throws -> Response {
-        if case .plain(let record) = target.element, !answer.plan.usesPatterns, !isInTransaction, target.lookup == nil || answer.format != .csv,
-            let response = try answer.probed(await query(answer.probeStatement(record, target)), record, target)
-        {
-            return response
+        if case .plain(let record) = target.element, !answer.plan.usesPatterns, !isInTransaction, target.lookup == nil || answer.format != .csv {
+            var probe = answer.probe(record, target)
+            var result = try await query(probe.statement)
+            if result.isEmpty, !probe.answersEmptyPage {
+                // No row, no header: the statement that always answers one, in a snapshot of its own.
+                probe = answer.fullProbe(record, target)
+                result = try await query(probe.statement)
+            }
+            if let response = try answer.probed(result, probe.layout, record, target) { return response }
         }
         return try await streamedAnswer { connection in try answer.start(target, on: connection) }
     }

@@ -16,12 +16,19 @@ struct RecordOwner: Sendable {
     let foreignKey: String
     /// Whether the ledger has the owner with this id, as a boolean expression.
     let exists: @Sendable (_ id: Int64, _ ledger: LedgerID) -> Query
+    /// Members that are null in every child that has an owner, as a rule of the schema makes them, e.g. a
+    /// transaction's `splits` (a split has no category): the nested list selects NULL for them.
+    let nullMembers: Set<String>
 
     /// `owner`'s records as `child`'s declared foreign key to it names them.
-    init(_ owner: any TypedResource.Type, of child: any TypedResource.Type, exists: @escaping @Sendable (_ id: Int64, _ ledger: LedgerID) -> Query) {
+    init(
+        _ owner: any TypedResource.Type, of child: any TypedResource.Type, nullMembers: Set<String> = [],
+        exists: @escaping @Sendable (_ id: Int64, _ ledger: LedgerID) -> Query
+    ) {
         let key = child.foreignKey(to: owner)
         guard let column = child.column(of: key.field) else { preconditionFailure("\(child.collection) has no column for \(key.field)") }
         (collection, recordName, self.column, foreignKey, self.exists) = (owner.collection, owner.recordName, column, key.name, exists)
+        self.nullMembers = nullMembers
     }
 }
 
@@ -43,10 +50,17 @@ struct OwnedRecordRoutes<Child: TypedResource>: Sendable {
         let ownerID = try recordID(request)
         let list = try Child.listAnswer(
             for: request, context: RecordContext(clock: clock, ledger: database.ledger), maxRows: database.streams.maxRows)
+        var source = list.source
+        if !owner.nullMembers.isEmpty, case .plain(let record) = source.element {
+            source.element = .plain(record.selectingNull(owner.nullMembers))
+        }
         return try await database.list(
-            list.answer, from: list.source,
+            list.answer, from: source,
             scope: "\(Child.alias).\(owner.column) = \(ownerID)",
-            owner: ListOwner(exists: owner.exists(ownerID, database.ledger), missing: APIError.notFound(resource: owner.recordName, id: ownerID)))
+            // The children's foreign key to the owner (`foreignKey`) makes any child row proof that the owner exists.
+            owner: ListOwner(
+                exists: owner.exists(ownerID, database.ledger), missing: APIError.notFound(resource: owner.recordName, id: ownerID),
+                isImpliedByRows: true))
     }
 
     func create(_ request: Request, database: Database) async throws -> Response {

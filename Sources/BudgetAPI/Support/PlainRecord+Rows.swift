@@ -18,9 +18,10 @@ extension PlainRecord {
     func jsonArray(_ result: QueryResult, from column: Int) -> [UInt8] {
         var output: [UInt8] = [UInt8(ascii: "[")]
         output.reserveCapacity(result.count * typicalSize + 2)
+        var scratch: [UInt8] = []
         for row in result where row.withBytes(at: column, { $0 != nil }) {
             if output.count > 1 { output.append(UInt8(ascii: ",")) }
-            append(row, from: column, to: &output)
+            append(row, from: column, to: &output, scratch: &scratch)
         }
         output.append(UInt8(ascii: "]"))
         return output
@@ -28,9 +29,16 @@ extension PlainRecord {
 
     /// Appends the record in `row`'s columns `column…` to `output`, as one JSON object.
     func append(_ row: Row, from column: Int, to output: inout [UInt8]) {
+        var scratch: [UInt8] = []
+        append(row, from: column, to: &output, scratch: &scratch)
+    }
+
+    /// The same, with the buffer a binary result's values become text in (`Row.withText`), kept across rows.
+    /// A binary row's numbers and times are written here, from their binary form, rather than by PostgreSQL.
+    func append(_ row: Row, from column: Int, to output: inout [UInt8], scratch: inout [UInt8]) {
         for (index, kind) in kinds.enumerated() {
             output += prefixes[index]
-            row.withBytes(at: column + index) { text in
+            row.withText(at: column + index, scratch: &scratch) { text in
                 guard let text else { return output += Self.null }
                 switch kind {
                 case .number, .raw: output.append(contentsOf: text)
@@ -89,8 +97,9 @@ extension PlainRecord {
     func csv(_ result: QueryResult, from column: Int) -> [UInt8] {
         var output = csvHeader
         output.reserveCapacity(result.count * typicalSize + csvHeader.count)
+        var scratch: [UInt8] = []
         for row in result where row.withBytes(at: column, { $0 != nil }) {
-            appendCSV(row, from: column, to: &output)
+            appendCSV(row, from: column, to: &output, scratch: &scratch)
         }
         return output
     }
@@ -101,9 +110,15 @@ extension PlainRecord {
     /// and defused (`CSVText.appendText`), NULL an empty cell. `table`'s member shows its text instead of its
     /// key (an empty cell for a key it does not hold).
     func appendCSV(_ row: Row, from column: Int, to output: inout [UInt8], table: CellTable? = nil) {
+        var scratch: [UInt8] = []
+        appendCSV(row, from: column, to: &output, table: table, scratch: &scratch)
+    }
+
+    /// The same, with the buffer a binary result's values become text in (`Row.withText`), kept across rows.
+    func appendCSV(_ row: Row, from column: Int, to output: inout [UInt8], table: CellTable? = nil, scratch: inout [UInt8]) {
         for (index, kind) in kinds.enumerated() {
             if index > 0 { output.append(CSVText.comma) }
-            row.withBytes(at: column + index) { text in
+            row.withText(at: column + index, scratch: &scratch) { text in
                 guard let text else { return }
                 if let table, index == table.member {
                     if let looked = table.text(forKey: text) { looked.withUnsafeBytes { CSVText.appendText($0, to: &output) } }

@@ -44,7 +44,7 @@ struct PlainRecord: Sendable {
     }
 
     /// The select list, one column per member, in member order.
-    let columns: Query
+    private(set) var columns: Query
     /// The same members as a select list for `row_to_json` (`SQLFragments.jsonObject`), which takes each
     /// member's name from its alias: what the SQL renderers select, so both renderers list the same members.
     let renderedColumns: Query
@@ -57,8 +57,11 @@ struct PlainRecord: Sendable {
     let typicalSize: Int
     /// The CSV header row: each member's name, in member order, with its CRLF (docs/api.md, CSV).
     let csvHeader: [UInt8]
+    /// Each member's name and SQL, for `selectingNull`.
+    private let members: [(name: String, sql: Query)]
 
     init(_ members: [RecordField]) {
+        self.members = members.map { ($0.name, $0.sql) }
         columns = Query.joined(members.map(\.sql), separator: ", ")
         renderedColumns = Query.joined(
             members.map { member in
@@ -78,6 +81,15 @@ struct PlainRecord: Sendable {
         var header: [UInt8] = []
         CSVText.appendRecord(members.map(\.name), to: &header)
         csvHeader = header
+    }
+
+    /// The same record with `names`' columns selected as NULL, for a list whose rows are known to hold null
+    /// there (`RecordOwner.nullMembers`): PostgreSQL then prepares no subquery for them, which it does for every
+    /// execution even when no row runs it (bench/README.md, The list). The JSON written is the same.
+    func selectingNull(_ names: Set<String>) -> PlainRecord {
+        var record = self
+        record.columns = Query.joined(members.map { names.contains($0.name) ? "NULL" : $0.sql }, separator: ", ")
+        return record
     }
 
     static let null = Array("null".utf8)
