@@ -36,11 +36,19 @@ $$;
 COMMENT ON FUNCTION refuse_misshapen_transaction(bigint, bigint, bigint, bigint, bigint, boolean, text) IS
     'Raises the shape rule a written transaction breaks (transactions_account_or_category, _split_shape, _part_shape); the capture triggers call it.';
 
--- The rules, as one condition over a written row n (true when the row is well formed):
---   transactions_account_or_category  account_id IS NOT NULL OR category_id IS NOT NULL OR split
---   transactions_split_shape          NOT split OR (category_id, transfer_id, parent_id all NULL)
---   transactions_part_shape           parent_id IS NULL OR (category_id IS NOT NULL, not split, and
---                                     account_id, transfer_id, import_id all NULL)
+-- The three rules as one condition, true when a row is well formed. A plain SQL function: PostgreSQL inlines
+-- it into the capture triggers' queries, whose plans last the session.
+CREATE FUNCTION transaction_is_well_formed(account_id bigint, category_id bigint, transfer_id bigint, parent_id bigint,
+                                           split boolean, import_id text) RETURNS boolean
+LANGUAGE sql IMMUTABLE AS $$
+    SELECT (account_id IS NOT NULL OR category_id IS NOT NULL OR split)                          -- account or category
+       AND (NOT split OR (category_id IS NULL AND transfer_id IS NULL AND parent_id IS NULL))     -- split shape
+       AND (parent_id IS NULL OR (category_id IS NOT NULL AND account_id IS NULL AND transfer_id IS NULL
+                                  AND NOT split AND import_id IS NULL))                          -- part shape
+$$;
+
+COMMENT ON FUNCTION transaction_is_well_formed(bigint, bigint, bigint, bigint, boolean, text) IS
+    'A transaction''s shape rules (transactions_account_or_category, _split_shape, _part_shape) as one condition; refuse_misshapen_transaction says which one a row breaks.';
 
 CREATE OR REPLACE FUNCTION capture_transaction_inserts() RETURNS trigger
 LANGUAGE plpgsql AS $$
@@ -56,10 +64,7 @@ BEGIN
     IF EXISTS (SELECT 1 FROM inserted n WHERE n.category_id IS NULL OR n.split OR n.parent_id IS NOT NULL) THEN
         PERFORM refuse_misshapen_transaction(n.id, n.account_id, n.category_id, n.transfer_id, n.parent_id, n.split, n.import_id)
         FROM inserted n
-        WHERE NOT ((n.account_id IS NOT NULL OR n.category_id IS NOT NULL OR n.split)
-                   AND (NOT n.split OR (n.category_id IS NULL AND n.transfer_id IS NULL AND n.parent_id IS NULL))
-                   AND (n.parent_id IS NULL OR (n.category_id IS NOT NULL AND n.account_id IS NULL AND n.transfer_id IS NULL
-                                                AND NOT n.split AND n.import_id IS NULL)))
+        WHERE NOT transaction_is_well_formed(n.account_id, n.category_id, n.transfer_id, n.parent_id, n.split, n.import_id)
         LIMIT 1;
         -- The split check of the inserted rows (check_split_adds_up's rule), once for the statement: every
         -- split it wrote or added parts to adds up and has two parts or more, and no part hangs on a
@@ -88,10 +93,7 @@ LANGUAGE plpgsql AS $$
 BEGIN
     PERFORM refuse_misshapen_transaction(n.id, n.account_id, n.category_id, n.transfer_id, n.parent_id, n.split, n.import_id)
     FROM updated n
-    WHERE NOT ((n.account_id IS NOT NULL OR n.category_id IS NOT NULL OR n.split)
-               AND (NOT n.split OR (n.category_id IS NULL AND n.transfer_id IS NULL AND n.parent_id IS NULL))
-               AND (n.parent_id IS NULL OR (n.category_id IS NOT NULL AND n.account_id IS NULL AND n.transfer_id IS NULL
-                                            AND NOT n.split AND n.import_id IS NULL)))
+    WHERE NOT transaction_is_well_formed(n.account_id, n.category_id, n.transfer_id, n.parent_id, n.split, n.import_id)
     LIMIT 1;
     INSERT INTO change_pending (ledger_id, collection, record_key, record_id, op, version, family)
     SELECT o.ledger_id, TG_TABLE_NAME, o.id::text, to_json(o.id), 'delete', o.version,

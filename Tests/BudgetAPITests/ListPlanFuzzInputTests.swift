@@ -18,19 +18,19 @@ struct ListPlanFuzzInputTests {
     static let fuzz = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().appendingPathComponent("fuzz")
 
-    /// Every kept input of the list-query target.
-    static func inputs() throws -> [URL] {
+    /// Every kept input of a fuzz target: its seeds, its corpus and its reproducers (fuzz/README.md).
+    static func keptInputs(of target: String) throws -> [URL] {
         var files: [URL] = []
-        for folder in ["seeds/list-query", "corpus/list-query", "reproducers"] {
+        for folder in ["seeds/\(target)", "corpus/\(target)", "reproducers"] {
             let url = fuzz.appendingPathComponent(folder)
             let names = try FileManager.default.contentsOfDirectory(atPath: url.path).sorted()
-            files += names.filter { folder != "reproducers" || $0.hasPrefix("list-query-") }.map { url.appendingPathComponent($0) }
+            files += names.filter { folder != "reproducers" || $0.hasPrefix("\(target)-") }.map { url.appendingPathComponent($0) }
         }
         return files
     }
 
     @Test func everyKeptInputPlansWithItsTextOnlyBound() throws {
-        let files = try Self.inputs()
+        let files = try Self.keptInputs(of: "list-query")
         #expect(files.count > 100, "the target's inputs were not found under \(Self.fuzz.path)")
         var planned = 0
         for file in files {

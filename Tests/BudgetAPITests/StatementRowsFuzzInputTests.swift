@@ -10,19 +10,8 @@ import Testing
 /// target ran on them, under every format its selector byte can pick.
 @Suite("Statement rows of the fuzz inputs")
 struct StatementRowsFuzzInputTests {
-    /// Every kept input of the statement-import target.
-    static func inputs() throws -> [URL] {
-        var files: [URL] = []
-        for folder in ["seeds/statement-import", "corpus/statement-import", "reproducers"] {
-            let url = ListPlanFuzzInputTests.fuzz.appendingPathComponent(folder)
-            let names = try FileManager.default.contentsOfDirectory(atPath: url.path).sorted()
-            files += names.filter { folder != "reproducers" || $0.hasPrefix("statement-import-") }.map { url.appendingPathComponent($0) }
-        }
-        return files
-    }
-
     @Test func everyKeptInputReadsIntoRowsWithTheirSigns() throws {
-        let files = try Self.inputs()
+        let files = try ListPlanFuzzInputTests.keptInputs(of: "statement-import")
         #expect(files.count > 50, "the target's inputs were not found under \(ListPlanFuzzInputTests.fuzz.path)")
         var rowsRead = 0
         for file in files {
