@@ -44,7 +44,7 @@ public final class Exporter: ChunkSource, @unchecked Sendable {
         if let current {
             if let piece = try current.next(on: connection) { return piece }
             self.current = nil
-            try connection.execute(script: "CLOSE \(Self.cursorName)")
+            try connection.execute("CLOSE \(SQLIdentifier(Self.cursorName))")
         }
         guard !sections.isEmpty else { return nil }
         var piece: [UInt8] = [UInt8(ascii: isFirstSection ? "{" : ",")]

@@ -7,7 +7,7 @@ import Postgres
 /// streamed as its rows arrive when it is not (docs/api.md, Large answers).
 struct ListAnswer: Sendable {
     /// How long a list with regular expressions or `q=` may run, so a hostile pattern cannot hold a connection.
-    static let patternTimeout = "2s"
+    static let patternTimeoutMilliseconds = 2000
     /// A typed list of at most this many records is read whole, by one statement on the event loop's own
     /// connection, as every list was before lists streamed: the common list pays nothing for streaming. A
     /// typed record has bounded fields (docs/api.md), so this holds at most a few megabytes, usually under 200 KB.
@@ -135,7 +135,7 @@ struct ListAnswer: Sendable {
     func start(_ target: ListTarget, on connection: Connection) throws -> StreamedStart {
         if plan.usesPatterns {
             // SET LOCAL ends with the transaction; every FETCH is a statement of its own, each under the timeout.
-            try connection.execute(script: "SET LOCAL statement_timeout = '\(Self.patternTimeout)'")
+            try connection.execute("SET LOCAL statement_timeout = \(literal: Self.patternTimeoutMilliseconds)")
         }
         let header = try connection.query(headerStatement(target))[0]
         if let owner = target.owner, try !header.decode(Bool.self, at: 3) { throw owner.missing }

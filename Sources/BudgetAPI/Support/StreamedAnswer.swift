@@ -61,15 +61,15 @@ extension Database {
         let first: Response
         do {
             first = try await reserved.withConnection { connection in
-                try connection.execute(script: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+                try connection.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
                 switch try start(connection) {
                 case .answer(let response):
-                    try connection.execute(script: "COMMIT")
+                    try connection.execute("COMMIT")
                     return response
                 case .body(var response, let weakTag, let source):
                     while response.body.count < StreamSettings.bufferedBytes {
                         guard let piece = try source.next(on: connection) else {
-                            try connection.execute(script: "COMMIT")
+                            try connection.execute("COMMIT")
                             return response
                         }
                         response.body += piece
@@ -114,7 +114,7 @@ private final class ReservedBodyStream: BodyStream, @unchecked Sendable {
         let source = self.source
         let piece = try await reserved.withConnection { connection in
             guard let piece = try source.next(on: connection) else {
-                try connection.execute(script: "COMMIT")
+                try connection.execute("COMMIT")
                 return nil as [UInt8]?
             }
             return piece
