@@ -71,3 +71,23 @@ extension SyncClient {
         }
     }
 }
+
+/// A month's summary as `/months/{month}` answers it, and as `BudgetLedger.summary(in:)` computes it offline:
+/// the figure tests compare the two.
+struct ServerMonthSummary: Decodable, Equatable {
+    var month: String
+    var budgeted: Money
+    var spent: Money
+    var carried: Money
+    var remaining: Money
+    var income: Money
+    var uncategorised: Money
+    var toBeBudgeted: Money
+    var scheduled: Money
+
+    init(_ summary: MonthSummary) {
+        (month, budgeted, spent, carried, remaining) =
+            ("\(summary.month)", summary.budgeted, summary.spent, summary.carried, summary.remaining)
+        (income, uncategorised, toBeBudgeted, scheduled) = (summary.income, summary.uncategorised, summary.toBeBudgeted, summary.scheduled)
+    }
+}
