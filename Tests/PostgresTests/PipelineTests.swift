@@ -7,18 +7,8 @@ import Testing
 /// written"): several statements in one round trip, answered in order, a failure stopping the rest.
 @Suite("Pipelined statements")
 struct PipelineTests {
-    private func connection() async throws -> Connection {
-        let connection = try Connection.connect(to: try await TestDatabase.empty())
-        try connection.execute("CREATE TABLE items (name text CONSTRAINT items_name_unique UNIQUE)")
-        return connection
-    }
-
-    private func names(_ connection: Connection) throws -> [String] {
-        try connection.query("SELECT name FROM items ORDER BY name").map { try $0.decode(String.self, at: 0) }
-    }
-
     @Test func resultsComeInTheOrderSentAndAStatementSeesTheOnesBeforeIt() async throws {
-        let connection = try await connection()
+        let connection = try await ItemsTable.connection()
         let results = try connection.pipeline([
             "INSERT INTO items VALUES (\("b")) RETURNING name",
             "SELECT count(*)::int FROM items",
@@ -37,7 +27,7 @@ struct PipelineTests {
     }
 
     @Test func aFailureInTheMiddleSkipsTheRestAndLeavesTheConnectionUsable() async throws {
-        let connection = try await connection()
+        let connection = try await ItemsTable.connection()
         try connection.execute("INSERT INTO items VALUES (\("taken"))")
         let error = #expect(throws: PostgresError.self) {
             try connection.pipeline([
@@ -49,16 +39,16 @@ struct PipelineTests {
         #expect(error?.constraint == "items_name_unique")
         #expect(error?.sqlState == .uniqueViolation)
         // Outside a transaction the pipeline is one implicit transaction: the first insert went too.
-        #expect(try names(connection) == ["taken"])
+        #expect(try ItemsTable.names(connection) == ["taken"])
         #expect(!connection.isInTransaction)
         // Usable at once, by a pipeline and by a single statement.
         let results = try connection.pipeline(["INSERT INTO items VALUES (\("next"))", "SELECT count(*)::int FROM items"])
         #expect(try results[1][0].decode(Int.self, at: 0) == 2)
-        #expect(try names(connection) == ["next", "taken"])
+        #expect(try ItemsTable.names(connection) == ["next", "taken"])
     }
 
     @Test func aFailureInsideATransactionLeavesItFailedUntilRollback() async throws {
-        let connection = try await connection()
+        let connection = try await ItemsTable.connection()
         #expect(throws: PostgresError.self) {
             try connection.pipeline([
                 "BEGIN", "INSERT INTO items VALUES (\("a"))", "SELECT 1 / \(0)", "INSERT INTO items VALUES (\("b"))", "COMMIT",
@@ -68,11 +58,11 @@ struct PipelineTests {
         #expect(throws: PostgresError.self) { try connection.query("SELECT 1") }
         _ = try connection.pipeline(["ROLLBACK"])
         #expect(!connection.isInTransaction)
-        #expect(try names(connection).isEmpty)
+        #expect(try ItemsTable.names(connection).isEmpty)
     }
 
     @Test func aStatementThatCannotBePreparedFailsAloneAndIsNotCached() async throws {
-        let connection = try await connection()
+        let connection = try await ItemsTable.connection()
         #expect(throws: PostgresError.self) {
             try connection.pipeline(["SELECT 1", "SELECT * FROM no_such_table", "SELECT 2"])
         }
@@ -93,7 +83,7 @@ struct PipelineTests {
     }
 
     private func names(_ pool: ConnectionPool) async throws -> [String] {
-        try await pool.withConnection { try self.names($0) }
+        try await pool.withConnection { try ItemsTable.names($0) }
     }
 
     @Test func aDeferredStatementRunsWithTheCommitAndAfterTheBodysOwn() async throws {

@@ -6,63 +6,53 @@ import Testing
 struct TransactionTests {
     private struct Abort: Error {}
 
-    private func connection() async throws -> Connection {
-        let connection = try Connection.connect(to: try await TestDatabase.empty())
-        try connection.execute("CREATE TABLE items (name text CONSTRAINT items_name_unique UNIQUE)")
-        return connection
-    }
-
-    private func names(_ connection: Connection) throws -> [String] {
-        try connection.query("SELECT name FROM items ORDER BY name").map { try $0.decode(String.self, at: 0) }
-    }
-
     @Test func commitsWhenTheBodyReturns() async throws {
-        let connection = try await connection()
+        let connection = try await ItemsTable.connection()
         let value = try connection.transaction { connection in
             try connection.execute("INSERT INTO items VALUES (\("a"))")
             return 7
         }
         #expect(value == 7)
-        #expect(try names(connection) == ["a"])
+        #expect(try ItemsTable.names(connection) == ["a"])
         #expect(!connection.isInTransaction)
     }
 
     @Test func rollsBackOnAThrownError() async throws {
-        let connection = try await connection()
+        let connection = try await ItemsTable.connection()
         #expect(throws: Abort.self) {
             try connection.transaction { connection in
                 try connection.execute("INSERT INTO items VALUES (\("a"))")
                 throw Abort()
             }
         }
-        #expect(try names(connection).isEmpty)
+        #expect(try ItemsTable.names(connection).isEmpty)
         #expect(!connection.isInTransaction)
     }
 
     @Test func rollsBackOnADatabaseError() async throws {
-        let connection = try await connection()
+        let connection = try await ItemsTable.connection()
         #expect(throws: PostgresError.self) {
             try connection.transaction { connection in
                 try connection.execute("INSERT INTO items VALUES (\("a"))")
                 try connection.execute("INSERT INTO items VALUES (\("a"))")
             }
         }
-        #expect(try names(connection).isEmpty)
+        #expect(try ItemsTable.names(connection).isEmpty)
     }
 
     @Test func swallowedDatabaseErrorDoesNotPassAsACommit() async throws {
-        let connection = try await connection()
+        let connection = try await ItemsTable.connection()
         #expect(throws: PostgresError.self) {
             try connection.transaction { connection in
                 try connection.execute("INSERT INTO items VALUES (\("a"))")
                 _ = try? connection.execute("SELECT 1/0")
             }
         }
-        #expect(try names(connection).isEmpty)
+        #expect(try ItemsTable.names(connection).isEmpty)
     }
 
     @Test func nestedTransactionUndoesOnlyTheInnerWork() async throws {
-        let connection = try await connection()
+        let connection = try await ItemsTable.connection()
         try connection.transaction { connection in
             try connection.execute("INSERT INTO items VALUES (\("outer"))")
             _ = try? connection.transaction { connection in
@@ -70,6 +60,6 @@ struct TransactionTests {
                 throw Abort()
             }
         }
-        #expect(try names(connection) == ["outer"])
+        #expect(try ItemsTable.names(connection) == ["outer"])
     }
 }
