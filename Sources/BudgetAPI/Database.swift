@@ -23,7 +23,7 @@ struct Database: Sendable {
     /// Where this session's statements run: a loop's connections, the pool, or the open transaction.
     private let runner: any StatementRunner
     /// The connection holding this session's transaction open; nil outside one.
-    private let reserved: ReservedConnection?
+    private let reserved: (any TransactionRunner)?
 
     /// How many times a transaction that lost a race to a concurrent write is run again before giving up.
     static let concurrentWriteAttempts = 3
@@ -37,7 +37,7 @@ struct Database: Sendable {
         reserved = nil
     }
 
-    private init(pool: ConnectionPool, streams: StreamSettings, reserved: ReservedConnection, ledger: LedgerID, caller: Caller) {
+    private init(pool: ConnectionPool, streams: StreamSettings, reserved: any TransactionRunner, ledger: LedgerID, caller: Caller) {
         self.pool = pool
         self.streams = streams
         runner = reserved
@@ -82,6 +82,20 @@ struct Database: Sendable {
         reserved.deferUntilCommit(query)
     }
 
+    /// Queues `query` to go ahead of this transaction's next statement, in its round trip
+    /// (`TransactionRunner.sendWithNext`): for a statement whose answer can wait, such as an idempotency
+    /// key's claim made alongside the write it guards. `answer(to:)` reads it.
+    func sendWithNext(_ query: Query) -> PendingAnswer {
+        guard let reserved else { preconditionFailure("sendWithNext outside withinTransaction") }
+        return reserved.sendWithNext(query)
+    }
+
+    /// The rows of a statement queued by `sendWithNext`, sending it now if no statement took it along yet.
+    func answer(to pending: PendingAnswer) async throws -> QueryResult {
+        guard let reserved else { preconditionFailure("answer(to:) outside withinTransaction") }
+        return try await reserved.answer(to: pending)
+    }
+
     /// Runs `body` in one database transaction (a savepoint inside this session's): all of it or none of it.
     func transaction<T: Sendable>(_ body: @escaping @Sendable (Connection) throws -> T) async throws -> T {
         try await run { connection in try connection.transaction(body) }
@@ -99,19 +113,37 @@ struct Database: Sendable {
         _ body: (Database) async throws -> T
     ) async throws -> T {
         if let reserved {
-            return try await reserved.transaction(commitIf: shouldCommit) { try await body(self) }
+            return try await reserved.transaction(isolation: .repeatableRead, commitIf: shouldCommit) { try await body(self) }
         }
         var attempt = 1
+        // On the event loop's own connection when one is free (no thread hand-off per round trip: see
+        // LoopReservation), until the body asks for what only a pooled connection can do.
+        var mayUseLoop = true
         while true {
             do {
-                return try await pool.withReservedConnection { reserved in
-                    try await reserved.transaction(isolation: .repeatableRead, commitIf: shouldCommit) {
-                        try await body(Database(pool: pool, streams: streams, reserved: reserved, ledger: ledger, caller: caller))
-                    }
+                if mayUseLoop, let reservation = (runner as? LoopConnections)?.reserve() {
+                    defer { reservation.release() }
+                    do {
+                        let value = try await run(body, on: reservation, commitIf: { shouldCommit($0) && !reservation.neededPooledConnection })
+                        if !reservation.neededPooledConnection { return value }
+                    } catch  where reservation.neededPooledConnection {}
+                    // Nothing was committed: run it all again on a pooled connection.
+                    mayUseLoop = false
+                    continue
                 }
+                return try await pool.withReservedConnection { reserved in try await run(body, on: reserved, commitIf: shouldCommit) }
             } catch let error where Self.isConcurrentWrite(error) && attempt < Self.concurrentWriteAttempts {
                 attempt += 1
             }
+        }
+    }
+
+    /// `body` in one REPEATABLE READ transaction on `reserved`, with a session whose statements run there.
+    private func run<T: Sendable>(
+        _ body: (Database) async throws -> T, on reserved: any TransactionRunner, commitIf shouldCommit: (T) -> Bool
+    ) async throws -> T {
+        try await reserved.transaction(isolation: .repeatableRead, commitIf: shouldCommit) {
+            try await body(Database(pool: pool, streams: streams, reserved: reserved, ledger: ledger, caller: caller))
         }
     }
 

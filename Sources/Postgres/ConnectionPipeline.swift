@@ -19,6 +19,13 @@ extension Connection {
     /// For a few statements with small results, as the connection is in blocking mode: libpq writes all of
     /// them before reading any answer, which stalls only if the server fills the socket with results first.
     public func pipeline(_ queries: [Query]) throws -> [QueryResult] {
+        try pipelineOutcomes(queries).map { try $0.get() }
+    }
+
+    /// `pipeline`, answering each query's own outcome: its rows, its error, or (skipped after a failure) the
+    /// failure that made the server skip it. Throws only when the round trip itself failed (the connection
+    /// broke, libpq refused), after which the connection is closed.
+    func pipelineOutcomes(_ queries: [Query]) throws -> [Result<QueryResult, PostgresError>] {
         guard !queries.isEmpty else { return [] }
         for query in queries { try query.checkSendable() }
         let handle = try openHandle()
@@ -58,7 +65,7 @@ extension Connection {
         }
         guard PQpipelineSync(handle) == 1 else { return try abandon(handle, sql: steps.last?.sql ?? "") }
 
-        var results: [QueryResult] = []
+        var outcomes: [Result<QueryResult, PostgresError>] = []
         var failure: PostgresError?
         for step in steps {
             if let name = step.preparing {
@@ -66,16 +73,21 @@ extension Connection {
                 if let prepared, LibPQ.isSuccess(prepared) {
                     statements.prepared(step.sql, as: name)
                     PQclear(prepared)
-                } else {
-                    failure = failure ?? note(prepared, sql: step.sql)
+                } else if let error = note(prepared, sql: step.sql) {
+                    failure = failure ?? error
                 }
             }
             let result = try nextResult(handle, sql: step.sql)
             if let result, LibPQ.isSuccess(result) {
-                results.append(QueryResult(taking: result))
-            } else {
-                failure = failure ?? note(result, sql: step.sql)
+                if failure == nil {
+                    outcomes.append(.success(QueryResult(taking: result)))
+                    continue
+                }
+                PQclear(result)
+            } else if let error = note(result, sql: step.sql) {
+                failure = failure ?? error
             }
+            outcomes.append(.failure(failure ?? Self.skippedWithoutCause))
         }
         // The Sync's own result closes the pipeline; nothing is left to read after it.
         guard let sync = PQgetResult(handle), PQresultStatus(sync) == PGRES_PIPELINE_SYNC else {
@@ -83,15 +95,15 @@ extension Connection {
         }
         PQclear(sync)
         guard PQexitPipelineMode(handle) == 1 else { return try abandon(handle, sql: steps.last?.sql ?? "") }
-        if let failure {
-            // A cached statement that went stale is prepared afresh on its next use, as `query(_:)` does.
-            if StatementCache.isStale(failure), let sql = failure.sql, let name = statements.forget(sql), !isTransactionFailed {
-                PQclear(PQexec(handle, "DEALLOCATE \(name)"))
-            }
-            throw failure
+        // A cached statement that went stale is prepared afresh on its next use, as `query(_:)` does.
+        if let failure, StatementCache.isStale(failure), let sql = failure.sql, let name = statements.forget(sql), !isTransactionFailed {
+            PQclear(PQexec(handle, "DEALLOCATE \(name)"))
         }
-        return results
+        return outcomes
     }
+
+    /// A skipped statement's error when the server sent no error for the failure before it (never expected).
+    static let skippedWithoutCause = PostgresError(kind: .protocolViolation, message: "a pipelined statement was skipped without an error before it")
 
     /// The one result of the next step of a pipeline, after which libpq answers null; nil when the step was
     /// skipped after an earlier failure or no result came.

@@ -15,6 +15,14 @@ struct LoopStatement: Sendable {
     var isRetry = false
 }
 
+/// Statements for a `LoopConnection` to send in one round trip (libpq pipeline mode), and whoever waits for
+/// their outcomes: one per statement (its rows, its error, or the earlier error it was skipped for), or the
+/// error that ended the round trip itself.
+struct LoopPipeline {
+    let queries: [Query]
+    let completion: (Result<[Result<QueryResult, PostgresError>], PostgresError>) -> Void
+}
+
 /// One libpq connection in non-blocking mode, driven by the readiness callbacks of the reactor (event
 /// loop) whose thread it lives on: connecting, sending and reading never block that thread.
 ///
@@ -29,6 +37,29 @@ final class LoopConnection {
     private enum Step {
         case preparing(LoopStatement, name: String)
         case executing(LoopStatement, name: String?)
+        case pipelining(PipelineReading)
+    }
+
+    /// A pipeline in flight: what was sent, in order, and the outcomes read so far.
+    private final class PipelineReading {
+        enum Command {
+            case prepare(sql: String, name: String)
+            case execute(sql: String)
+        }
+
+        let pipeline: LoopPipeline
+        var commands: [Command] = []
+        /// The command whose results arrive now.
+        var next = 0
+        /// Its result so far: the first error, or else the latest.
+        var result: OpaquePointer?
+        var outcomes: [Result<QueryResult, PostgresError>] = []
+        /// The first failure: it answers every statement the server skipped after it.
+        var failure: PostgresError?
+
+        init(_ pipeline: LoopPipeline) {
+            self.pipeline = pipeline
+        }
     }
 
     private let reactor: any Reactor
@@ -38,6 +69,8 @@ final class LoopConnection {
     var onBroken: (LoopConnection) -> Void = { _ in }
 
     private(set) var state = State.broken
+    /// Held by a `LoopReservation`: between its statements the connection is idle but serves nobody else.
+    var isReserved = false
     private(set) var brokenAt: ContinuousClock.Instant?
     private var handle: OpaquePointer?
     private var descriptor: Int32 = -1
@@ -176,6 +209,7 @@ final class LoopConnection {
         guard let handle else { return }
         guard PQconsumeInput(handle) == 1 else { return breakConnection(kind: .connectionLost) }
         while let notification = PQnotifies(handle) { PQfreemem(notification) }
+        if case .pipelining(let reading) = step { return readPipeline(reading, handle: handle) }
         while state == .busy, PQisBusy(handle) == 0 {
             guard let result = PQgetResult(handle) else {
                 // A null result ends the step's results.
@@ -211,6 +245,8 @@ final class LoopConnection {
                 return breakConnection(kind: .connectionLost)
             }
             flush()
+        case .pipelining:
+            preconditionFailure("a pipeline's results are read by readPipeline")
         case .executing(let statement, let name):
             if let result, LibPQ.isSuccess(result) {
                 return complete(statement, with: .success(QueryResult(taking: result)))
@@ -244,6 +280,134 @@ final class LoopConnection {
         return LibPQ.error(for: result, on: handle, sql: sql)
     }
 
+    /// Whether the session is inside a transaction (open or failed), by what the server last reported.
+    var isInTransaction: Bool {
+        guard let handle else { return false }
+        let status = PQtransactionStatus(handle)
+        return status == PQTRANS_INTRANS || status == PQTRANS_INERROR
+    }
+
+    /// Whether the session's transaction has failed, so that only a rollback can follow.
+    var isTransactionFailed: Bool {
+        handle.map { PQtransactionStatus($0) == PQTRANS_INERROR } ?? false
+    }
+
+    // MARK: pipelines
+
+    /// Sends `pipeline`'s statements and one Sync; its completion is called on this thread when the Sync's
+    /// answer arrives. Each statement is prepared on first use of its text, in the same round trip.
+    func start(_ pipeline: LoopPipeline) {
+        precondition(state == .idle, "start(_:) on a connection that is not idle")
+        guard let handle else { return pipeline.completion(.failure(Self.closedError)) }
+        do {
+            for query in pipeline.queries { try query.checkSendable() }
+        } catch {
+            return pipeline.completion(.failure(error as? PostgresError ?? PostgresError(kind: .protocolViolation, message: "\(error)")))
+        }
+        guard PQenterPipelineMode(handle) == 1 else {
+            return pipeline.completion(.failure(PostgresError(kind: .protocolViolation, message: "libpq refused pipeline mode")))
+        }
+        state = .busy
+        let reading = PipelineReading(pipeline)
+        step = .pipelining(reading)
+        var preparingNow: [String: String] = [:]
+        for query in pipeline.queries {
+            let sql = query.sql
+            var name = preparingNow[sql]
+            if name == nil {
+                switch statements.plan(for: sql) {
+                case .execute(let cached): name = cached
+                case .prepare(let fresh):
+                    guard PQsendPrepare(handle, fresh, sql, Int32(query.bindings.count), nil) == 1 else {
+                        return breakConnection(kind: .connectionLost)
+                    }
+                    reading.commands.append(.prepare(sql: sql, name: fresh))
+                    preparingNow[sql] = fresh
+                    name = fresh
+                case .unprepared: break
+                }
+            }
+            let sent = LibPQ.withBindings(query) { count, values in
+                if let name {
+                    PQsendQueryPrepared(handle, name, count, values, nil, nil, query.resultFormat)
+                } else {
+                    PQsendQueryParams(handle, sql, count, nil, values, nil, nil, query.resultFormat)
+                }
+            }
+            guard sent == 1 else { return breakConnection(kind: .connectionLost) }
+            reading.commands.append(.execute(sql: sql))
+        }
+        guard PQpipelineSync(handle) == 1 else { return breakConnection(kind: .connectionLost) }
+        flush()
+    }
+
+    /// Reads what has arrived of a pipeline's results: each command's result, then a null, and after the
+    /// last command the Sync's result, which ends it.
+    private func readPipeline(_ reading: PipelineReading, handle: OpaquePointer) {
+        while state == .busy, PQisBusy(handle) == 0 {
+            guard let result = PQgetResult(handle) else {
+                guard reading.next < reading.commands.count else { return breakConnection(kind: .protocolViolation) }
+                endCommand(of: reading)
+                continue
+            }
+            switch PQresultStatus(result) {
+            case PGRES_PIPELINE_SYNC:
+                PQclear(result)
+                guard reading.next == reading.commands.count, PQexitPipelineMode(handle) == 1 else {
+                    return breakConnection(kind: .protocolViolation)
+                }
+                // A cached statement that went stale is prepared afresh on its next use, as elsewhere.
+                if let failure = reading.failure, StatementCache.isStale(failure), let sql = failure.sql { statements.forget(sql) }
+                step = nil
+                if PQstatus(handle) == CONNECTION_BAD {
+                    reading.pipeline.completion(.success(reading.outcomes))
+                    return breakConnection(kind: .connectionLost)
+                }
+                state = .idle
+                reading.pipeline.completion(.success(reading.outcomes))
+                if state == .idle { onIdle(self) }
+                return
+            case PGRES_PIPELINE_ABORTED:
+                // Skipped after an earlier failure, which answers for it.
+                PQclear(result)
+            default:
+                if let kept = reading.result, !LibPQ.isSuccess(kept) {
+                    PQclear(result)
+                } else {
+                    if let kept = reading.result { PQclear(kept) }
+                    reading.result = result
+                }
+            }
+        }
+    }
+
+    /// Records the outcome of the command whose results just ended.
+    private func endCommand(of reading: PipelineReading) {
+        let command = reading.commands[reading.next]
+        reading.next += 1
+        let result = reading.result
+        reading.result = nil
+        switch command {
+        case .prepare(let sql, let name):
+            if let result, LibPQ.isSuccess(result) {
+                statements.prepared(sql, as: name)
+                PQclear(result)
+            } else if let result {
+                reading.failure = reading.failure ?? failure(result, sql: sql)
+            }
+        case .execute(let sql):
+            if let result, LibPQ.isSuccess(result), reading.failure == nil {
+                return reading.outcomes.append(.success(QueryResult(taking: result)))
+            }
+            if let result, LibPQ.isSuccess(result) {
+                PQclear(result)
+            } else if let result {
+                reading.failure = reading.failure ?? failure(result, sql: sql)
+            }
+            reading.outcomes.append(.failure(reading.failure ?? Connection.skippedWithoutCause))
+        }
+    }
+
     // MARK: breaking and closing
 
     private static let closedError = PostgresError(kind: .connectionLost, message: "connection is closed")
@@ -271,6 +435,9 @@ final class LoopConnection {
             switch step {
             case .preparing(let statement, _), .executing(let statement, _):
                 statement.completion(.failure(error))
+            case .pipelining(let reading):
+                if let result = reading.result { PQclear(result) }
+                reading.pipeline.completion(.failure(error))
             }
         }
     }

@@ -58,8 +58,30 @@ public final class LoopConnections: StatementRunner, @unchecked Sendable {
         }
     }
 
+    /// One of this loop's connections, held for one transaction (`LoopReservation`), when the caller is on
+    /// this loop's thread and a connection is idle; else nil, and the caller reserves a pooled connection.
+    /// Never waits: a reservation is worth it only when it saves the hand-offs a pooled one costs.
+    public func reserve() -> LoopReservation? {
+        guard pthread_equal(thread, pthread_self()) != 0,
+            let idle = connections.first(where: { $0.state == .idle && !$0.isReserved })
+        else { return nil }
+        idle.isReserved = true
+        return LoopReservation(connection: idle, thread: thread) { [unowned self] in giveBack($0) }
+    }
+
+    /// Takes back a reserved connection. One left inside a transaction (its holder could not end it) is
+    /// closed rather than risk a statement running in that transaction; it reconnects when next needed.
+    private func giveBack(_ connection: LoopConnection) {
+        connection.isReserved = false
+        guard connection.state == .idle else { return }
+        guard !connection.isInTransaction else {
+            return connection.close(because: PostgresError(kind: .connectionLost, message: "released inside a transaction"))
+        }
+        connectionIsIdle(connection)
+    }
+
     private func submit(_ statement: LoopStatement) {
-        if let idle = connections.first(where: { $0.state == .idle }) {
+        if let idle = connections.first(where: { $0.state == .idle && !$0.isReserved }) {
             return idle.start(statement)
         }
         connectAnotherIfNeeded()
@@ -69,6 +91,7 @@ public final class LoopConnections: StatementRunner, @unchecked Sendable {
     }
 
     private func connectionIsIdle(_ connection: LoopConnection) {
+        guard !connection.isReserved else { return }
         if let next = waiting.popFirst() { connection.start(next) }
     }
 

@@ -22,16 +22,10 @@ import Foundation
 /// COMMIT; and a scope that ends before any of its statements ran sends nothing at all. So a transaction
 /// of n statements costs n + 1 hand-offs to the worker thread (the last one its COMMIT) and as many round
 /// trips, not n + 2 or more.
-public final class ReservedConnection: StatementRunner {
+public final class ReservedConnection: TransactionRunner {
     private struct Job {
         let run: (Connection) -> Void
         let fail: (PostgresError) -> Void
-    }
-
-    /// A statement not sent yet: a scope's opening (with the depth it opens), or a deferred statement.
-    private struct Unsent {
-        let query: Query
-        let opensDepth: Int?
     }
 
     private struct State {
@@ -39,10 +33,8 @@ public final class ReservedConnection: StatementRunner {
         var isReleased = false
         /// Why the pool could not hand over a connection, once it said so; later jobs fail with it.
         var failure: PostgresError?
-        /// How many transactions and savepoints the holder has open, sent or not.
-        var depth = 0
-        /// Statements not sent yet, in order; the next job sends them ahead of its own, in one round trip.
-        var unsent: [Unsent] = []
+        /// Open scopes and the statements the next job sends ahead of its own.
+        var unsent = UnsentStatements()
     }
 
     private let condition = NSCondition()
@@ -57,7 +49,7 @@ public final class ReservedConnection: StatementRunner {
     /// a connection, or whatever `body` throws.
     public func withConnection<T: Sendable>(_ body: @escaping @Sendable (Connection) throws -> T) async throws -> T {
         try await submit { connection, unsent in
-            if !unsent.isEmpty { _ = try connection.pipeline(unsent) }
+            _ = try unsent.finish(try connection.pipelineOutcomes(unsent.queries))
             return try body(connection)
         }
     }
@@ -67,30 +59,43 @@ public final class ReservedConnection: StatementRunner {
     public func query(_ query: Query) async throws -> QueryResult {
         try await submit { connection, unsent in
             if unsent.isEmpty { return try connection.query(query) }
-            return try connection.pipeline(unsent + [query])[unsent.count]
+            return try unsent.finish(try connection.pipelineOutcomes(unsent.queries + [query]))[0]
         }
     }
 
-    /// Queues `query` to run at the end of the innermost open transaction or savepoint, in the round trip of
-    /// its COMMIT (or RELEASE), or with whatever statement runs next. Its rows are not kept; when it fails,
-    /// the commit fails with its error and the transaction rolls back. Nothing is sent when the scope rolls
-    /// back first.
     public func deferUntilCommit(_ query: Query) {
-        condition.withLock {
-            precondition(state.depth > 0, "deferUntilCommit outside a transaction")
-            state.unsent.append(Unsent(query: query, opensDepth: nil))
+        condition.withLock { state.unsent.deferUntilCommit(query) }
+    }
+
+    public func sendWithNext(_ query: Query) -> PendingAnswer {
+        condition.withLock { state.unsent.sendWithNext(query) }
+    }
+
+    public func flush() async throws {
+        try await submit { connection, unsent in
+            _ = try unsent.finish(try connection.pipelineOutcomes(unsent.queries))
         }
     }
 
     /// Queues a job that gets the statements still unsent (taken in the same lock, so in order).
-    private func submit<T: Sendable>(_ body: @escaping (Connection, [Query]) throws -> T) async throws -> T {
+    private func submit<T: Sendable>(_ body: @escaping (Connection, UnsentStatements.UnsentBatch) throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
             condition.lock()
-            let unsent = state.unsent.map(\.query)
-            state.unsent.removeAll()
+            let unsent = state.unsent.takeAll()
             let job = Job(
-                run: { connection in continuation.resume(with: Result { try body(connection, unsent) }) },
-                fail: { error in continuation.resume(throwing: error) })
+                run: { connection in
+                    continuation.resume(
+                        with: Result {
+                            do { return try body(connection, unsent) } catch let error as PostgresError {
+                                unsent.fail(error)
+                                throw error
+                            }
+                        })
+                },
+                fail: { error in
+                    unsent.fail(error)
+                    continuation.resume(throwing: error)
+                })
             guard !state.isReleased else {
                 let error = state.failure ?? PostgresError(kind: .poolClosed, message: "the reserved connection was already released")
                 condition.unlock()
@@ -102,23 +107,12 @@ public final class ReservedConnection: StatementRunner {
         }
     }
 
-    /// Runs `body` inside a transaction on this connection, or inside a savepoint when one is already open.
-    ///
-    /// `body` may await anything, including further jobs on this connection. The transaction (or savepoint)
-    /// commits when `body` returns a value that `shouldCommit` accepts, and rolls back when it returns any
-    /// other value or throws, so a caller can keep an answer it must not persist (an error response, say)
-    /// without turning it into an exception.
     public func transaction<T: Sendable>(
         isolation: IsolationLevel = .readCommitted,
         commitIf shouldCommit: (T) -> Bool = { _ in true },
         _ body: () async throws -> T
     ) async throws -> T {
-        let scope = condition.withLock {
-            let scope = TransactionScope(isNested: state.depth > 0, isolation: isolation)
-            state.depth += 1
-            state.unsent.append(Unsent(query: scope.begin, opensDepth: state.depth))
-            return scope
-        }
+        let scope = condition.withLock { state.unsent.open(isolation: isolation) }
         let value: T
         do {
             value = try await body()
@@ -131,37 +125,24 @@ public final class ReservedConnection: StatementRunner {
         return value
     }
 
-    /// Ends `scope`. Nothing to send when none of its statements reached the server and none is deferred to
-    /// its commit. Else COMMIT (or RELEASE) with the deferred statements before it in one round trip, refused
-    /// when the transaction failed inside; or ROLLBACK, with the deferred statements dropped.
+    /// Ends `scope` with what `UnsentStatements.close` says to send: COMMIT (or RELEASE) with the deferred
+    /// statements before it in one round trip, refused when the transaction failed inside; or ROLLBACK.
     private func close(_ scope: TransactionScope, committing: Bool) async throws {
-        let toSend: [Query]? = condition.withLock {
-            defer { state.depth -= 1 }
-            // Everything unsent from the scope's opening on (or all of it, when the opening was sent) is the scope's.
-            let opening = state.unsent.lastIndex { $0.opensDepth == state.depth }
-            let own = state.unsent[(opening ?? 0)...].map(\.query)
-            state.unsent.removeSubrange((opening ?? 0)...)
-            if committing {
-                if opening != nil, own.count == 1 { return nil }
-                return own + [scope.commit]
-            }
-            return opening == nil ? [scope.rollback] : nil
-        }
-        guard let toSend else { return }
+        guard let toSend = condition.withLock({ state.unsent.close(scope, committing: committing) }) else { return }
         // Not `withConnection`, which would send these statements again as unsent ones: they were taken above.
         try await submit { connection, unsent in
-            let statements = unsent + toSend
+            let batch = unsent + toSend
             if committing {
                 try connection.checkNotFailed()
                 do {
-                    _ = try connection.pipeline(statements)
+                    _ = try batch.finish(try connection.pipelineOutcomes(batch.queries))
                 } catch {
                     // A deferred statement failed, so the COMMIT never ran: end the scope here, as a rollback would.
                     if connection.isInTransaction { try? connection.execute(script: scope.rollback.sql) }
                     throw error
                 }
             } else {
-                _ = try connection.pipeline(statements)
+                _ = try batch.finish(try connection.pipelineOutcomes(batch.queries))
             }
         }
     }

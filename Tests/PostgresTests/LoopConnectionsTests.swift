@@ -17,17 +17,13 @@ struct LoopConnectionsTests {
         let pool = ConnectionPool(
             configuration: PoolConfiguration(url: resolvedURL, size: poolSize, checkoutTimeout: checkoutTimeout),
             logger: Logger(label: "LoopConnectionsTests"))
-        let testReactor = try TestReactor()
-        let reactor = testReactor.loop
-        defer { testReactor.stop() }
-        // Made on the reactor's thread, as a server makes each loop's connections as the loop starts.
-        let loop = await Task(executorPreference: reactor) {
-            LoopConnections(reactor: reactor, pool: pool, count: count)
-        }.value
-        let result = await Task(executorPreference: reactor) { () async -> Result<T, any Error> in
-            do { return .success(try await body(LoopSession(loop: loop, pool: pool))) } catch { return .failure(error) }
-        }.value
-        await Task(executorPreference: reactor) { loop.close() }.value
+        let result: Result<T, any Error>
+        do {
+            result = .success(
+                try await TestReactor.withLoopConnections(pool: pool, count: count) { try await body(LoopSession(loop: $0, pool: pool)) })
+        } catch {
+            result = .failure(error)
+        }
         await pool.shutdown()
         return try result.get()
     }

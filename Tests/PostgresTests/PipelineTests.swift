@@ -72,7 +72,7 @@ struct PipelineTests {
         #expect(try connection.pipeline([]).isEmpty)
     }
 
-    // MARK: ReservedConnection
+    // MARK: held transactions: a pool worker's (ReservedConnection) and an event loop's (LoopReservation)
 
     private func pool(size: Int = 1, checkoutTimeout: Duration = .seconds(30)) async throws -> ConnectionPool {
         let pool = ConnectionPool(
@@ -86,10 +86,35 @@ struct PipelineTests {
         try await pool.withConnection { try ItemsTable.names($0) }
     }
 
-    @Test func aDeferredStatementRunsWithTheCommitAndAfterTheBodysOwn() async throws {
+    /// Where a held transaction runs.
+    enum Holder: CaseIterable, Sendable {
+        case poolWorker, eventLoop
+    }
+
+    /// Runs `body` with a connection held the way `holder` holds it, on a fresh `items` database (pool of one).
+    private func holding<T: Sendable>(
+        _ holder: Holder, _ body: @escaping @Sendable (any TransactionRunner) async throws -> T
+    ) async throws -> (T, ConnectionPool) {
         let pool = try await pool()
-        let seen = try await pool.withReservedConnection { reserved in
-            try await reserved.transaction {
+        switch holder {
+        case .poolWorker:
+            return (try await pool.withReservedConnection { try await body($0) }, pool)
+        case .eventLoop:
+            let value = try await TestReactor.withLoopConnections(pool: pool, count: 1) { loop in
+                // Opened by a first statement, as a request's would be.
+                _ = try await loop.query("SELECT 1")
+                let reservation = try #require(loop.reserve())
+                defer { reservation.release() }
+                return try await body(reservation)
+            }
+            return (value, pool)
+        }
+    }
+
+    @Test(arguments: Holder.allCases)
+    func aDeferredStatementRunsWithTheCommitAndAfterTheBodysOwn(holder: Holder) async throws {
+        let (seen, pool) = try await holding(holder) { reserved in
+            try await reserved.transaction(isolation: .readCommitted, commitIf: { _ in true }) {
                 _ = try await reserved.query("INSERT INTO items VALUES (\("body"))")
                 reserved.deferUntilCommit("INSERT INTO items SELECT 'deferred after ' || count(*) FROM items")
                 // A statement after the deferral runs after the deferred one, in its round trip.
@@ -101,14 +126,19 @@ struct PipelineTests {
         await pool.shutdown()
     }
 
-    @Test func aFailingDeferredStatementFailsTheCommitAndRollsBack() async throws {
-        let pool = try await pool()
-        let error = await #expect(throws: PostgresError.self) {
-            try await pool.withReservedConnection { reserved in
-                try await reserved.transaction {
+    @Test(arguments: Holder.allCases)
+    func aFailingDeferredStatementFailsTheCommitAndRollsBack(holder: Holder) async throws {
+        let (error, pool) = try await holding(holder) { reserved in
+            do {
+                try await reserved.transaction(isolation: .readCommitted, commitIf: { _ in true }) {
                     _ = try await reserved.query("INSERT INTO items VALUES (\("dup"))")
                     reserved.deferUntilCommit("INSERT INTO items VALUES (\("dup"))")
                 }
+                return nil as PostgresError?
+            } catch let error as PostgresError {
+                // The connection is usable again: the scope was rolled back.
+                #expect(try await reserved.query("SELECT 1")[0].decode(Int.self, at: 0) == 1)
+                return error
             }
         }
         #expect(error?.constraint == "items_name_unique")
@@ -116,22 +146,132 @@ struct PipelineTests {
         await pool.shutdown()
     }
 
-    @Test func aRolledBackScopeNeverSendsItsDeferredStatementOrAnUnsentBegin() async throws {
-        let pool = try await pool()
-        try await pool.withReservedConnection { reserved in
-            try await reserved.transaction {
+    @Test(arguments: Holder.allCases)
+    func aRolledBackScopeNeverSendsItsDeferredStatementOrAnUnsentBegin(holder: Holder) async throws {
+        let (_, pool) = try await holding(holder) { reserved in
+            try await reserved.transaction(isolation: .readCommitted, commitIf: { _ in true }) {
                 _ = try await reserved.query("INSERT INTO items VALUES (\("outer"))")
-                let inner = try await reserved.transaction(commitIf: { _ in false }) {
+                let inner = try await reserved.transaction(isolation: .readCommitted, commitIf: { _ in false }) {
                     // A deferred statement that would fail: sending it would fail the outer transaction.
                     reserved.deferUntilCommit("INSERT INTO items VALUES (\("outer"))")
                     return 1
                 }
                 #expect(inner == 1)
                 // A scope with only a deferred statement, committed: it runs.
-                try await reserved.transaction { reserved.deferUntilCommit("INSERT INTO items VALUES (\("only deferred"))") }
+                try await reserved.transaction(isolation: .readCommitted, commitIf: { _ in true }) {
+                    reserved.deferUntilCommit("INSERT INTO items VALUES (\("only deferred"))")
+                }
             }
         }
         #expect(try await names(pool) == ["only deferred", "outer"])
+        await pool.shutdown()
+    }
+
+    @Test(arguments: Holder.allCases)
+    func aStatementSentAheadTravelsWithTheNextAndItsRowsArriveWithThatTrip(holder: Holder) async throws {
+        let (seen, pool) = try await holding(holder) { reserved in
+            try await reserved.transaction(isolation: .readCommitted, commitIf: { _ in true }) {
+                let ahead = reserved.sendWithNext("INSERT INTO items VALUES (\("ahead")) RETURNING name")
+                #expect(ahead.result == nil, "sent before a statement took it along")
+                let count = try await reserved.query("SELECT count(*)::int FROM items")[0].decode(Int.self, at: 0)
+                // Delivered by the trip of the statement after it, not by a flush.
+                let name = try #require(ahead.result).get()[0].decode(String.self, at: 0)
+                return (count, name)
+            }
+        }
+        #expect(seen.0 == 1)
+        #expect(seen.1 == "ahead")
+        #expect(try await names(pool) == ["ahead"])
+        await pool.shutdown()
+    }
+
+    @Test(arguments: Holder.allCases)
+    func aFailingStatementSentAheadSkipsTheNextOneAndFailsItWithItsError(holder: Holder) async throws {
+        let (outcome, pool) = try await holding(holder) { reserved in
+            try await reserved.transaction(isolation: .readCommitted, commitIf: { _ in true }) {
+                _ = try await reserved.query("INSERT INTO items VALUES (\("taken"))")
+            }
+            return try await reserved.transaction(isolation: .readCommitted, commitIf: { _ in false }) {
+                let ahead = reserved.sendWithNext("INSERT INTO items VALUES (\("taken"))")
+                let next = await #expect(throws: PostgresError.self) {
+                    try await reserved.query("INSERT INTO items VALUES (\("skipped"))")
+                }
+                let answer = await #expect(throws: PostgresError.self) { try await reserved.answer(to: ahead) }
+                return (next?.constraint, answer?.constraint)
+            }
+        }
+        #expect(outcome.0 == "items_name_unique", "the skipped statement fails with the error of the one before it")
+        #expect(outcome.1 == "items_name_unique")
+        #expect(try await names(pool) == ["taken"])
+        await pool.shutdown()
+    }
+
+    @Test(arguments: Holder.allCases)
+    func aStatementSentAheadIsSentByFlushOrDroppedWithAScopeThatNeverReachedTheServer(holder: Holder) async throws {
+        let (answers, pool) = try await holding(holder) { reserved in
+            let flushed = try await reserved.transaction(isolation: .readCommitted, commitIf: { _ in true }) {
+                let ahead = reserved.sendWithNext("INSERT INTO items VALUES (\("flushed")) RETURNING name")
+                return try await reserved.answer(to: ahead)[0].decode(String.self, at: 0)
+            }
+            let dropped = try await reserved.transaction(isolation: .readCommitted, commitIf: { _ in false }) {
+                reserved.sendWithNext("INSERT INTO items VALUES (\("dropped"))")
+            }
+            return (flushed, dropped.result)
+        }
+        #expect(answers.0 == "flushed")
+        guard case .failure = answers.1 else {
+            Issue.record("a statement of a scope rolled back unsent must answer with an error, not \(String(describing: answers.1))")
+            return
+        }
+        #expect(try await names(pool) == ["flushed"])
+        await pool.shutdown()
+    }
+
+    // MARK: the event loop's reservation only
+
+    @Test func aLoopReservationRefusesABlockingBodyAndRemembersIt() async throws {
+        let pool = try await pool()
+        let (refusal, remembered, committed) = try await TestReactor.withLoopConnections(pool: pool, count: 1) { loop in
+            _ = try await loop.query("SELECT 1")
+            let reservation = try #require(loop.reserve())
+            defer { reservation.release() }
+            var committed = false
+            let refusal = await #expect(throws: PostgresError.self) {
+                try await reservation.transaction(isolation: .readCommitted, commitIf: { _ in true }) {
+                    _ = try await reservation.query("INSERT INTO items VALUES (\("before"))")
+                    try await reservation.withConnection { try $0.execute("INSERT INTO items VALUES ('blocking')") }
+                    committed = true
+                }
+            }
+            return (refusal, reservation.neededPooledConnection, committed)
+        }
+        #expect(refusal?.message == LoopReservation.needsPooledConnection.message)
+        #expect(remembered)
+        #expect(!committed)
+        // Rolled back: nothing of the transaction stays, and its locks went with it.
+        #expect(try await names(pool).isEmpty)
+        await pool.shutdown()
+    }
+
+    @Test func aLoopConnectionServesStatementsAgainOnceItsReservationEnds() async throws {
+        let pool = try await pool()
+        let (whileHeld, offThread, after) = try await TestReactor.withLoopConnections(pool: pool, count: 1) { loop in
+            _ = try await loop.query("SELECT 1")
+            let reservation = try #require(loop.reserve())
+            // The only connection is held: no second reservation.
+            let whileHeld = loop.reserve() == nil
+            // Left inside an open transaction, which release must not hand to the next statement.
+            _ = try await reservation.query("BEGIN")
+            _ = try await reservation.query("INSERT INTO items VALUES (\("left open"))")
+            reservation.release()
+            let offThread = await Task.detached { loop.reserve() == nil }.value
+            let after = try await loop.query("SELECT count(*)::int FROM items")[0].decode(Int.self, at: 0)
+            return (whileHeld, offThread, after)
+        }
+        #expect(whileHeld)
+        #expect(offThread, "a reservation is made on the loop's thread only")
+        #expect(after == 0, "the open transaction was not handed on")
+        #expect(try await names(pool).isEmpty)
         await pool.shutdown()
     }
 
