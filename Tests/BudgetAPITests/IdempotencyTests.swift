@@ -67,6 +67,38 @@ extension TestApp {
         }
     }
 
+    @Test func aRetryRunsNothingOfTheWriteNotEvenItsId() async throws {
+        try await TestApp.with { app in
+            let key = [(Self.keyHeader, "once-only")]
+            let first = try await app.request("POST", "/categories", json: #"{"title":"Once","amount":1}"#, headers: key)
+            #expect(first.object["id"] as? Int == 1)
+            let retry = try await app.request("POST", "/categories", json: #"{"title":"Once","amount":1}"#, headers: key)
+            #expect(retry.header(Self.replayedHeader) == "true")
+            let reused = try await app.request("POST", "/categories", json: #"{"title":"Other","amount":1}"#, headers: key)
+            #expect(reused.status == 422)
+            // The claim refused both before their INSERT ran (it is skipped, not rolled back): no id was drawn.
+            let next = try await app.request("POST", "/categories", json: #"{"title":"Next","amount":1}"#)
+            #expect(next.object["id"] as? Int == 2, "\(next.text)")
+        }
+    }
+
+    @Test func aKeyedWriteToAGenericCollectionRunsOnceAndReplays() async throws {
+        try await TestApp.with { app in
+            // A generic collection's handler needs a blocking connection, so its transaction runs on the pool.
+            try await app.seed(#"{"posts":[]}"#)
+            let key = [(Self.keyHeader, "post-once")]
+            let first = try await app.request("POST", "/posts", json: #"{"title":"Hello"}"#, headers: key)
+            #expect(first.status == 201, "\(first.text)")
+            #expect(first.header(Self.replayedHeader) == nil)
+            let retry = try await app.request("POST", "/posts", json: #"{"title":"Hello"}"#, headers: key)
+            #expect(retry.status == 201)
+            #expect(retry.header(Self.replayedHeader) == "true")
+            #expect(retry.body == first.body)
+            #expect(try await app.rowCount(of: "documents") == 1)
+            #expect(try await app.rowCount(of: "idempotency_keys") == 1)
+        }
+    }
+
     @Test func theBodyCountsInCompactFormAndAnotherRequestIs422() async throws {
         try await TestApp.with { app in
             let key = [(Self.keyHeader, "compact-1")]

@@ -17,10 +17,14 @@ import Postgres
 //
 // The lock is released by COMMIT, after the row became visible, so the next claimant finds the row.
 //
-// Round trips: the claim travels with the transaction's BEGIN, and the answer is stored in the round trip
-// of its COMMIT (`Database.deferUntilCommit`), so a keyed request costs one round trip more than the same
-// request in a transaction of its own. An atomic batch claims all its keys in one statement before its
-// first operation and stores all its answers in one statement with its COMMIT (`BatchKeys`).
+// Round trips: the claim is sent ahead of the request's first statement, in its round trip with the
+// transaction's BEGIN (`Database.sendWithNext`), as a statement that fails when the key is busy or answered
+// (`IdempotencyQueries.claimOrRefuse`), so that the server skips the request's statement after it: nothing
+// runs for a duplicate or a retry, which then answers 409, or reads the stored answer in one more statement
+// to replay it (or 422). The answer is stored in the round trip of the COMMIT (`Database.deferUntilCommit`),
+// so a keyed write costs the round trips of the same write in a transaction of its own and no more: a keyed
+// POST is two. An atomic batch claims all its keys in one statement before its first operation and stores
+// all its answers in one statement with its COMMIT (`BatchKeys`).
 
 /// Runs requests at most once per idempotency key, replaying the first answer to retries.
 struct Idempotency: Sendable {
@@ -35,17 +39,14 @@ struct Idempotency: Sendable {
         execute: (Database) async throws -> Response
     ) async throws -> Response {
         try await purger.purgeIfDue(in: database)
-        return try await database.withinTransaction(commitIf: { $0.status.isSuccess }) { transaction in
-            let claim = try StoredAnswer.Claim(
-                try await transaction.query(IdempotencyQueries.claim(key, fingerprint: fingerprint, in: transaction.ledger))[0])
-            switch claim {
-            case .busy:
-                throw IdempotencyError.inProgress(key)
-            case .stored(let answer, let matches):
-                guard matches else { throw IdempotencyError.reusedForAnotherRequest(key) }
-                return try answer.replayed()
-            case .free:
-                let response = try await execute(transaction)
+        do {
+            return try await database.withinTransaction(commitIf: { $0.status.isSuccess }) { transaction in
+                let claim = transaction.sendWithNext(IdempotencyQueries.claimOrRefuse(key, in: transaction.ledger))
+                let outcome: Result<Response, any Error>
+                do { outcome = .success(try await execute(transaction)) } catch { outcome = .failure(error) }
+                // The claim's refusal decides, whatever the request made of the statement skipped after it.
+                _ = try await transaction.answer(to: claim)
+                let response = try outcome.get()
                 guard response.status.isSuccess else { return response }
                 let answer = StoredAnswer(response)
                 transaction.deferUntilCommit(
@@ -54,6 +55,27 @@ struct Idempotency: Sendable {
                         in: transaction.ledger))
                 return response
             }
+        } catch let refusal as PostgresError where refusal.sqlState == .idempotencyKeyBusy {
+            throw IdempotencyError.inProgress(key)
+        } catch let refusal as PostgresError where refusal.sqlState == .idempotencyKeyAnswered {
+            return try await storedAnswer(key: key, fingerprint: fingerprint, database: database) {
+                try await run(key: key, fingerprint: fingerprint, database: database, execute: execute)
+            }
+        }
+    }
+
+    /// The answer stored under a key found answered: its replay, or 422 for another request. `runAnew` when
+    /// the answer expired since, or 409 when the key is held again.
+    private func storedAnswer(
+        key: IdempotencyKey, fingerprint: RequestFingerprint, database: Database, runAnew: () async throws -> Response
+    ) async throws -> Response {
+        let row = try await database.query(IdempotencyQueries.claim(key, fingerprint: fingerprint, in: database.ledger))[0]
+        switch try StoredAnswer.Claim(row) {
+        case .busy: throw IdempotencyError.inProgress(key)
+        case .free: return try await runAnew()
+        case .stored(let answer, let matches):
+            guard matches else { throw IdempotencyError.reusedForAnotherRequest(key) }
+            return try answer.replayed()
         }
     }
 

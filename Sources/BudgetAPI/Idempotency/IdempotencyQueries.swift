@@ -29,6 +29,18 @@ enum IdempotencyQueries {
         """
     }
 
+    /// `claim` as a statement that fails when the key is taken, to send ahead of the write it guards in one
+    /// round trip: the server then skips the write (migrations/0021). Raises `SQLState.idempotencyKeyBusy` or
+    /// `.idempotencyKeyAnswered` (then `claim` reads the answer); answers nothing of use when the key is free.
+    static func claimOrRefuse(_ key: IdempotencyKey, in ledger: LedgerID) -> Query {
+        """
+        SELECT refuse_taken_idempotency_key(l.locked, k.key IS NOT NULL)
+        FROM (SELECT pg_try_advisory_xact_lock(\(lockSpace), hashtext(\(ledger)::text || ':' || \(key.value))) AS locked) l
+        LEFT JOIN idempotency_keys k
+            ON l.locked AND k.ledger_id = \(ledger) AND k.key = \(key.value) AND k.created_at > now() - \(lifetime)
+        """
+    }
+
     /// `claim` for the keyed operations of one atomic batch at once: one row per element of `keys` (each a
     /// key with its request's fingerprint text), in their order, with the same columns. The lock and the row
     /// are the same a single request's `claim` takes and reads, so a batch and a request with one key exclude
@@ -94,4 +106,11 @@ enum IdempotencyQueries {
         WITH purged AS (DELETE FROM idempotency_keys WHERE created_at <= now() - \(lifetime) RETURNING 1)
         SELECT count(*) FROM purged
         """
+}
+
+extension SQLState {
+    /// `refuse_taken_idempotency_key` (migrations/0021): the key is held by a request still running.
+    static let idempotencyKeyBusy: SQLState = "IK409"
+    /// `refuse_taken_idempotency_key` (migrations/0021): the key has a live stored answer.
+    static let idempotencyKeyAnswered: SQLState = "IK200"
 }
