@@ -62,9 +62,12 @@ public final class LoopConnections: StatementRunner, @unchecked Sendable {
     /// this loop's thread and a connection is idle; else nil, and the caller reserves a pooled connection.
     /// Never waits: a reservation is worth it only when it saves the hand-offs a pooled one costs.
     public func reserve() -> LoopReservation? {
-        guard pthread_equal(thread, pthread_self()) != 0,
-            let idle = connections.first(where: { $0.state == .idle && !$0.isReserved })
-        else { return nil }
+        guard pthread_equal(thread, pthread_self()) != 0 else { return nil }
+        guard let idle = connections.first(where: { $0.state == .idle && !$0.isReserved }) else {
+            // Opened for the next one, or a loop that only ever runs transactions would never have any.
+            connectAnotherIfNeeded()
+            return nil
+        }
         idle.isReserved = true
         return LoopReservation(connection: idle, thread: thread) { [unowned self] in giveBack($0) }
     }

@@ -253,6 +253,24 @@ struct PipelineTests {
         await pool.shutdown()
     }
 
+    @Test func aLoopThatRanNoStatementYetOpensAConnectionForItsNextReservation() async throws {
+        let pool = try await pool()
+        let (first, later) = try await TestReactor.withLoopConnections(pool: pool, count: 1) { loop in
+            // Nothing opened the loop's connection: this transaction goes to the pool, and the connection opens.
+            let first = loop.reserve() == nil
+            var later: LoopReservation?
+            try await waitUntil("the loop's connection opened for a later reservation") {
+                later = loop.reserve()
+                return later != nil
+            }
+            defer { later?.release() }
+            return (first, try await later?.query("SELECT 7")[0].decode(Int.self, at: 0))
+        }
+        #expect(first)
+        #expect(later == 7)
+        await pool.shutdown()
+    }
+
     @Test func aLoopConnectionServesStatementsAgainOnceItsReservationEnds() async throws {
         let pool = try await pool()
         let (whileHeld, offThread, after) = try await TestReactor.withLoopConnections(pool: pool, count: 1) { loop in
