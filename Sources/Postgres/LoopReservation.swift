@@ -82,16 +82,7 @@ public final class LoopReservation: TransactionRunner, @unchecked Sendable {
         _ body: () async throws -> T
     ) async throws -> T {
         let scope = unsent.withLock { $0.open(isolation: isolation) }
-        let value: T
-        do {
-            value = try await body()
-        } catch {
-            // The original error matters more than a rollback that fails on a broken connection.
-            _ = try? await close(scope, committing: false)
-            throw error
-        }
-        try await close(scope, committing: shouldCommit(value))
-        return value
+        return try await UnsentStatements.run(scope, commitIf: shouldCommit, body, close: close)
     }
 
     /// Hands the connection back to its loop; a transaction left open there closes the connection.

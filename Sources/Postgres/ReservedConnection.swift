@@ -113,16 +113,7 @@ public final class ReservedConnection: TransactionRunner {
         _ body: () async throws -> T
     ) async throws -> T {
         let scope = condition.withLock { state.unsent.open(isolation: isolation) }
-        let value: T
-        do {
-            value = try await body()
-        } catch {
-            // The original error matters more than a rollback that fails on a broken connection.
-            _ = try? await close(scope, committing: false)
-            throw error
-        }
-        try await close(scope, committing: shouldCommit(value))
-        return value
+        return try await UnsentStatements.run(scope, commitIf: shouldCommit, body, close: close)
     }
 
     /// Ends `scope` with what `UnsentStatements.close` says to send: COMMIT (or RELEASE) with the deferred

@@ -83,6 +83,24 @@ struct UnsentStatements {
         return opening == nil ? UnsentBatch([Unsent(query: scope.rollback)]) : nil
     }
 
+    /// `body` inside `scope`, just opened, then `close`d: committing when `shouldCommit` accepts what `body`
+    /// returned, else (or when it throws) rolling back. What both holders' `transaction` does.
+    static func run<T>(
+        _ scope: TransactionScope, commitIf shouldCommit: (T) -> Bool, _ body: () async throws -> T,
+        close: (TransactionScope, _ committing: Bool) async throws -> Void
+    ) async throws -> T {
+        let value: T
+        do {
+            value = try await body()
+        } catch {
+            // The original error matters more than a rollback that fails on a broken connection.
+            _ = try? await close(scope, false)
+            throw error
+        }
+        try await close(scope, shouldCommit(value))
+        return value
+    }
+
     static let neverSent = PostgresError(kind: .protocolViolation, message: "the statement's scope ended before it was sent")
 
     /// Statements taken to go in one round trip, and whom to tell their answers.
