@@ -39,9 +39,13 @@ import TestSupport
         let digest = try await GapProof.scalar(url, Self.rowsDigest)
         let pending = try await GapProof.scalar(url, "SELECT count(*) FROM change_pending")
         let pagesBefore = Int(try await GapProof.scalar(url, Self.pages) ?? "") ?? -1
-        // Before: a few dense pages, which PostgreSQL reads whole for every check.
+        // Before: a few dense pages, which PostgreSQL reads whole for every check under its default costs (a
+        // server in DATABASE_URL may be tuned otherwise).
         #expect(pagesBefore > 0 && pagesBefore <= 5, "categories took \(pagesBefore) pages before 0022")
-        #expect(try await Self.plannedCheck(url).contains("\"Seq Scan\""))
+        let costs = try await GapProof.scalar(url, "SELECT current_setting('seq_page_cost') || '/' || current_setting('random_page_cost')")
+        if costs == "1/4" {
+            #expect(try await Self.plannedCheck(url).contains("\"Seq Scan\""))
+        }
 
         try await Schema.migrate(url, through: Self.spread)
         try await GapProof.execute(url, "ANALYZE categories")
