@@ -111,7 +111,7 @@ public final class EventLoop: @unchecked Sendable {
     }
 
     /// Whether the calling thread is this loop's own.
-    private var isLoopThread: Bool {
+    public var isLoopThread: Bool {
         let thread = thread.load(ordering: .acquiring)
         return thread != 0 && pthread_equal(pthread_t(thread), pthread_self()) != 0
     }
