@@ -62,8 +62,9 @@ public final class EventLoop: @unchecked Sendable {
     private let epoll: Epoll
     private let notifier: EventNotifier
     private let inbox = Mutex(Inbox())
-    /// Set once by the loop thread as it starts; read by `post` to skip waking itself.
-    private let thread = Mutex<pthread_t?>(nil)
+    /// Set once by the loop thread as it starts (0 before); read by `post` to skip waking itself. An atomic,
+    /// not a Mutex: every job and answer posted on the loop asks it.
+    private let thread = Atomic<UInt>(0)
     // Loop thread only, like every var below.
     /// The time of the current turn, read once after each wait.
     public private(set) var now: ContinuousClock.Instant = .now
@@ -110,9 +111,9 @@ public final class EventLoop: @unchecked Sendable {
     }
 
     /// Whether the calling thread is this loop's own.
-    private var isLoopThread: Bool {
-        guard let thread = thread.withLock({ $0 }) else { return false }
-        return pthread_equal(thread, pthread_self()) != 0
+    public var isLoopThread: Bool {
+        let thread = thread.load(ordering: .acquiring)
+        return thread != 0 && pthread_equal(pthread_t(thread), pthread_self()) != 0
     }
 
     /// Stops calling the handler of a descriptor that is about to be closed, without an `epoll_ctl`:
@@ -165,7 +166,7 @@ extension EventLoop: Reactor {
 /// The loop thread's side: everything here runs on that thread only.
 extension EventLoop {
     private func run(_ owner: some EventLoopOwner) {
-        thread.withLock { $0 = pthread_self() }
+        thread.store(UInt(pthread_self()), ordering: .releasing)
         now = .now
         owner.loopDidStart(self)
         let ready = Epoll.ReadyList(capacity: 256)

@@ -150,5 +150,29 @@ extension OverRealSockets {
                 #expect(client.isClosedByServer())
             }
         }
+
+        @Test func aHandlersLineBreaksAndConnectionFieldsNeverReachTheWire() async throws {
+            var router = Router<Void>()
+            router.get("/fields") { _ in
+                Response(
+                    headers: Headers([
+                        ("X-Before", "kept"), ("X-Split", "a\r\nSet-Cookie: forged=1"), ("X-Bare\nName", "b"),
+                        ("X-Lf", "c\nd"), ("content-length", "999"), ("DATE", "yesterday"), ("X-After", "kept too"),
+                    ]), body: Array("ok".utf8))
+            }
+            try await withTestServer(handler: router) { port, _ in
+                let client = try TestClient(port: port)
+                let response = try client.request("GET", "/fields")
+                #expect(response.status == 200)
+                #expect(response.text == "ok")
+                let names = response.headers.map { $0.name.lowercased() }
+                #expect(names == ["x-before", "x-after", "content-length", "date", "x-content-type-options", "x-request-id"])
+                #expect(response.header("X-After") == "kept too")
+                #expect(response.header("Content-Length") == "2")
+                #expect(response.header("Date") != "yesterday")
+                // The connection is still in step: the next answer is read whole.
+                #expect(try client.request("GET", "/fields").text == "ok")
+            }
+        }
     }
 }

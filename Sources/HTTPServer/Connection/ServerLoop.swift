@@ -19,8 +19,9 @@
 //   The Connection keeps the Task's handle (loop thread only, like the rest of it). When the loop
 //   closes a connection whose handler still runs (the peer sent EOF, an error, the drain deadline),
 //   it cancels that Task: cancellation is how long-polls end early, and the answer is dropped.
-// - Answers, handed-over connections and shutdown steps reach the loop as posted work. Each answer
-//   leaves with one send(), registering EPOLLOUT only when the socket buffer is full.
+// - A request's task hands its answer to the connection itself, being on the loop's thread already;
+//   handed-over connections and shutdown steps reach the loop as posted work. Each answer leaves with
+//   one send(), registering EPOLLOUT only when the socket buffer is full.
 // - Time: one sweep per interval applies request, idle and drain timeouts to all connections. No timer
 //   or Task per request.
 // - Shutdown: stop accepting, then drain until idle or deadline; then the event loop ends.
@@ -142,11 +143,20 @@ final class ServerLoop: @unchecked Sendable {
             let bytes = ResponseSerializer.serialize(
                 response, requestID: request.id, isHead: request.method == .head, keepAlive: keepAlive, isHTTP10: isHTTP10
             )
-            eventLoop.post { [self] in
-                guard let connection = connections[descriptor], connection.serial == serial else { return }
-                connection.deliver(bytes, closeAfter: !keepAlive || isDraining, now: eventLoop.now)
+            // The task runs on this loop's thread (the loop is its executor), so it hands the answer over directly,
+            // as `send` does, rather than posting it for the next turn of the loop. Posting remains for a task
+            // that ran elsewhere: one whose loop had ended, whose jobs go to the global executor.
+            guard eventLoop.isLoopThread else {
+                return eventLoop.post { [self] in deliver(bytes, keepAlive: keepAlive, to: descriptor, serial: serial) }
             }
+            deliver(bytes, keepAlive: keepAlive, to: descriptor, serial: serial)
         }
+    }
+
+    /// Gives a serialized answer to its connection, if that connection is still the one that asked. Loop thread only.
+    private func deliver(_ bytes: [UInt8], keepAlive: Bool, to descriptor: Int32, serial: UInt64) {
+        guard let connection = connections[descriptor], connection.serial == serial else { return }
+        connection.deliver(bytes, closeAfter: !keepAlive || isDraining, now: eventLoop.now)
     }
 
     /// Sends an answer whose body `stream` produces, piece by piece as the client takes them (see `BodyStream`).

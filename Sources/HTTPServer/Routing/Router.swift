@@ -11,13 +11,17 @@
 public struct Router<Context: Sendable>: Sendable {
     public typealias Body = @Sendable (Request, Context) async throws -> Response
 
-    private var root = RouteNode<Context>()
+    /// The route tree holds each handler as its index in `bodies`, so that the tree is not generic: matching
+    /// a generic tree looked up its type metadata at run time, on every request.
+    private var root = RouteNode()
+    private var bodies: [Body] = []
 
     public init() {}
 
     public mutating func add(_ method: Method, _ pattern: String, _ handler: @escaping Body) {
         let segments = pattern.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
-        root.insert(segments[...], pattern: pattern, method: method, handler: handler)
+        bodies.append(handler)
+        root.insert(segments[...], pattern: pattern, method: method, handler: bodies.count - 1)
     }
 
     public mutating func get(_ pattern: String, _ handler: @escaping Body) { add(.get, pattern, handler) }
@@ -29,13 +33,13 @@ public struct Router<Context: Sendable>: Sendable {
     /// The request's endpoint: its route template goes into `request.route` (for a 405 too, never for a
     /// 404) and its path parameters into `request.parameters`.
     public func resolve(_ request: inout Request) -> Endpoint<Context> {
-        let segments = request.path.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
+        let segments = Self.segments(of: request.path)
         var captured: [(String, String)] = []
         guard request.path.hasPrefix("/"), let node = root.match(segments[...], captured: &captured) else {
             return Endpoint(refusal: Problem(.notFound, detail: "No resource at \(request.path)."))
         }
         request.route = node.pattern
-        guard let handler = node.handler(for: request.method) else {
+        guard let handler = node.handler(for: request.method).map({ bodies[$0] }) else {
             var allowed = Set(node.handlers.keys.map(\.rawValue))
             if allowed.contains("GET") { allowed.insert("HEAD") }
             return Endpoint(
@@ -47,6 +51,16 @@ public struct Router<Context: Sendable>: Sendable {
         }
         for (name, value) in captured { request.parameters.set(name, value) }
         return Endpoint(handler: handler)
+    }
+
+    /// The path's segments after its leading `/`. An ASCII path is split by its bytes, which finds the same
+    /// slashes as splitting by Characters (a `/` starts no cluster in ASCII) without grapheme breaking; any
+    /// other path is split by Characters, as a pattern is.
+    private static func segments(of path: String) -> ArraySlice<Substring> {
+        guard path.utf8.allSatisfy({ $0 < 0x80 }) else {
+            return path.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
+        }
+        return path.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false).map { Substring($0) }.dropFirst()
     }
 
     /// Every registered route, as its method and the pattern it was registered with (HEAD, which GET serves,
@@ -61,7 +75,10 @@ public struct Router<Context: Sendable>: Sendable {
     /// the handlers of the handler's route by method: a place to wrap each route in what applies to it.
     public func mapHandlers(_ transform: (Method, [Method: Body]) -> Body) -> Router {
         var mapped = self
-        mapped.root = root.mapHandlers(transform)
+        root.forEachRoute { handlers in
+            let bodies = handlers.mapValues { self.bodies[$0] }
+            for (method, index) in handlers { mapped.bodies[index] = transform(method, bodies) }
+        }
         return mapped
     }
 }
@@ -133,17 +150,15 @@ extension Router: Handler where Context == Void {
     }
 }
 
-/// One segment position in the route tree.
-private struct RouteNode<Context: Sendable>: Sendable {
-    typealias Body = Router<Context>.Body
-
+/// One segment position in the route tree; a handler is its index in the router's `bodies`.
+private struct RouteNode: Sendable {
     var literals: [Substring: RouteNode] = [:]
     var parameters: [(name: String, node: RouteNode)] = []
-    var handlers: [Method: Body] = [:]
+    var handlers: [Method: Int] = [:]
     /// The pattern that ends at this node, as first registered; set exactly when `handlers` is not empty.
     var pattern: String?
 
-    mutating func insert(_ segments: ArraySlice<Substring>, pattern: String, method: Method, handler: @escaping Body) {
+    mutating func insert(_ segments: ArraySlice<Substring>, pattern: String, method: Method, handler: Int) {
         guard let segment = segments.first else {
             handlers[method] = handler
             if self.pattern == nil { self.pattern = pattern }
@@ -164,7 +179,7 @@ private struct RouteNode<Context: Sendable>: Sendable {
         }
     }
 
-    func handler(for method: Method) -> Body? {
+    func handler(for method: Method) -> Int? {
         handlers[method] ?? (method == .head ? handlers[.get] : nil)
     }
 
@@ -189,11 +204,10 @@ private struct RouteNode<Context: Sendable>: Sendable {
         for (_, node) in parameters { node.collect(into: &found) }
     }
 
-    func mapHandlers(_ transform: (Method, [Method: Body]) -> Body) -> RouteNode {
-        var mapped = self
-        for method in handlers.keys { mapped.handlers[method] = transform(method, handlers) }
-        mapped.literals = literals.mapValues { $0.mapHandlers(transform) }
-        mapped.parameters = parameters.map { (name: $0.name, node: $0.node.mapHandlers(transform)) }
-        return mapped
+    /// Calls `body` with the handlers of every node that has some.
+    func forEachRoute(_ body: ([Method: Int]) -> Void) {
+        if !handlers.isEmpty { body(handlers) }
+        for node in literals.values { node.forEachRoute(body) }
+        for (_, node) in parameters { node.forEachRoute(body) }
     }
 }

@@ -72,8 +72,18 @@ public struct Headers: Sendable, Sequence, ExpressibleByDictionaryLiteral, Custo
 
 extension String {
     /// ASCII case-insensitive equality without allocating lower-cased copies.
+    /// Compared in both strings' contiguous UTF-8 when they have it (native strings do): header lookups ask
+    /// this for every field, and a zip of two UTF-8 views steps through each view's index logic per byte.
     package func equalsIgnoringASCIICase(_ other: String) -> Bool {
-        utf8.count == other.utf8.count && zip(utf8, other.utf8).allSatisfy { $0.asciiLowercased == $1.asciiLowercased }
+        guard utf8.count == other.utf8.count else { return false }
+        let contiguous = utf8.withContiguousStorageIfAvailable { mine in
+            other.utf8.withContiguousStorageIfAvailable { theirs in
+                for index in mine.indices where mine[index].asciiLowercased != theirs[index].asciiLowercased { return false }
+                return true
+            }
+        }
+        if let contiguous, let equal = contiguous { return equal }
+        return zip(utf8, other.utf8).allSatisfy { $0.asciiLowercased == $1.asciiLowercased }
     }
 }
 

@@ -69,6 +69,7 @@ public struct Request: Sendable {
 
     /// RFC 9112 §9.3: HTTP/1.1 persists unless "close"; HTTP/1.0 only with "keep-alive".
     private static func keepsAlive(headers: Headers, isHTTP10: Bool) -> Bool {
+        guard headers.contains("Connection") else { return !isHTTP10 }
         let options = headers.values(for: "Connection").flatMap { $0.split(separator: ",") }
             .map { $0.trimmingASCIIWhitespace().lowercased() }
         if options.contains("close") { return false }

@@ -12,7 +12,10 @@ package struct RequestTarget: Sendable {
     package init?(_ target: String) {
         var rawPath = Substring(target)
         var rawQuery: Substring?
-        if let mark = target.firstIndex(of: "?") {
+        // In ASCII every character is one byte (CR LF aside, which holds no "?"), so the byte search finds
+        // the same "?" as the Character search, without breaking the text into grapheme clusters.
+        let isASCII = target.utf8.allSatisfy { $0 < 0x80 }
+        if let mark = isASCII ? target.utf8.firstIndex(of: UInt8(ascii: "?")) : target.firstIndex(of: "?") {
             rawPath = target[..<mark]
             rawQuery = target[target.index(after: mark)...]
         }
@@ -23,7 +26,7 @@ package struct RequestTarget: Sendable {
         }
         guard let path = Self.percentDecoded(rawPath, plusIsSpace: false) else { return nil }
         var query: [(name: String, value: String)] = []
-        for item in (rawQuery ?? "").split(separator: "&") {
+        for item in rawQuery?.split(separator: "&") ?? [] {
             let parts = item.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
             guard let name = Self.percentDecoded(parts[0], plusIsSpace: true),
                 let value = Self.percentDecoded(parts.count > 1 ? parts[1] : "", plusIsSpace: true)

@@ -6,13 +6,13 @@ extension RequestParser {
         if hosts.count > 1 || (hosts.isEmpty && !head.isHTTP10) {
             throw .malformed("A request must carry exactly one Host header.")
         }
-        let codings = listItems(head.headers.values(for: "Transfer-Encoding"))
-        let lengths = listItems(head.headers.values(for: "Content-Length"))
-        if !codings.isEmpty || head.headers.contains("Transfer-Encoding") {
+        // Lists are split only for fields present: most requests have neither.
+        if head.headers.contains("Transfer-Encoding") {
+            let codings = listItems(head.headers.values(for: "Transfer-Encoding"))
             // RFC 9112 §6.1: Transfer-Encoding in an HTTP/1.0 message means faulty framing.
             if head.isHTTP10 { throw .malformed("Transfer-Encoding is not allowed in an HTTP/1.0 request.") }
             // RFC 9112 §6.3 item 3: both headers present is a smuggling attempt; reject, don't pick one.
-            if !lengths.isEmpty || head.headers.contains("Content-Length") {
+            if head.headers.contains("Content-Length") {
                 throw .malformed("A request must not carry both Content-Length and Transfer-Encoding (RFC 9112 §6.3).")
             }
             // Only chunked is understood; anything else leaves the body length unknowable (RFC 9112 §6.3).
@@ -21,7 +21,7 @@ extension RequestParser {
             }
             head.framing = .chunked
         } else if head.headers.contains("Content-Length") {
-            head.framing = .length(try contentLength(lengths))
+            head.framing = .length(try contentLength(listItems(head.headers.values(for: "Content-Length"))))
         }
         let maxBodyBytes = limits.maxBodyBytes(forPath: head.components.path)
         if case .length(let length) = head.framing, length > maxBodyBytes {

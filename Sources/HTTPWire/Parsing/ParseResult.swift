@@ -40,12 +40,15 @@ extension Problem {
 }
 
 /// Byte constants and classes from RFC 9110 §5.6.2 and RFC 5234 appendix B.
+///
+/// The constants are inlinable computed properties, not stored `let`s: another module reads a stored global
+/// through an accessor call, which the response serializer made twice for every byte of every header value.
 package enum ASCII {
-    package static let cr = UInt8(ascii: "\r")
-    package static let lf = UInt8(ascii: "\n")
-    package static let space = UInt8(ascii: " ")
-    package static let tab = UInt8(ascii: "\t")
-    package static let colon = UInt8(ascii: ":")
+    @inlinable package static var cr: UInt8 { UInt8(ascii: "\r") }
+    @inlinable package static var lf: UInt8 { UInt8(ascii: "\n") }
+    @inlinable package static var space: UInt8 { UInt8(ascii: " ") }
+    @inlinable package static var tab: UInt8 { UInt8(ascii: "\t") }
+    @inlinable package static var colon: UInt8 { UInt8(ascii: ":") }
 
     /// `tchar`: the characters allowed in a token such as a method or a field name.
     package static func isTokenCharacter(_ byte: UInt8) -> Bool {

@@ -50,22 +50,32 @@ package struct RequestParser {
     }
 
     /// RFC 9112 §3: `method SP request-target SP HTTP-version`, single spaces, nothing else.
+    ///
+    /// Read in place, without an array of parts or a String per part before it is needed: this runs for
+    /// every request.
     private func parseRequestLine(_ bytes: UnsafeRawBufferPointer, _ line: Range<Int>) throws(Problem) -> RequestHead {
-        let parts = line.split { bytes[$0] == ASCII.space }
-        let spaces = line.count { bytes[$0] == ASCII.space }
-        guard parts.count == 3, spaces == 2 else {
+        var spaces = 0
+        var firstSpace = line.lowerBound
+        var secondSpace = line.lowerBound
+        for index in line where bytes[index] == ASCII.space {
+            spaces += 1
+            if spaces == 1 { firstSpace = index } else if spaces == 2 { secondSpace = index }
+        }
+        // Exactly two spaces with something before, between and after them: three non-empty parts.
+        guard spaces == 2, firstSpace > line.lowerBound, secondSpace > firstSpace + 1, secondSpace + 1 < line.upperBound else {
             throw .malformed("The request line must be 'METHOD target HTTP/1.1'.")
         }
+        let (methodRange, targetRange) = (line.lowerBound..<firstSpace, (firstSpace + 1)..<secondSpace)
         let text = { (range: Range<Int>) in String(decoding: UnsafeRawBufferPointer(rebasing: bytes[range]), as: UTF8.self) }
-        guard parts[0].allSatisfy({ ASCII.isTokenCharacter(bytes[$0]) }) else {
+        guard methodRange.allSatisfy({ ASCII.isTokenCharacter(bytes[$0]) }) else {
             throw .malformed("The method is not a token.")
         }
-        guard parts[1].allSatisfy({ (0x21...0x7E).contains(bytes[$0]) }) else {
+        guard targetRange.allSatisfy({ (0x21...0x7E).contains(bytes[$0]) }) else {
             throw .malformed("The request target contains a character that is not visible ASCII.")
         }
-        let method = Method(rawValue: text(parts[0]))
-        let target = text(parts[1])
-        let isHTTP10 = try httpVersionIs10(text(parts[2]))
+        let method = Method(rawValue: text(methodRange))
+        let target = text(targetRange)
+        let isHTTP10 = try httpVersionIs10(UnsafeRawBufferPointer(rebasing: bytes[(secondSpace + 1)..<line.upperBound]))
         // RFC 9112 §3.2: origin-form, absolute-form, or asterisk-form for OPTIONS only.
         guard
             target.hasPrefix("/") || target.hasPrefix("http://") || target.hasPrefix("https://")
@@ -83,10 +93,9 @@ package struct RequestParser {
     }
 
     /// True for HTTP/1.0, false for HTTP/1.1 (or a later 1.x, RFC 9110 §2.5); 505 for other majors.
-    private func httpVersionIs10(_ version: String) throws(Problem) -> Bool {
-        let bytes = Array(version.utf8)
-        guard bytes.count == 8, version.hasPrefix("HTTP/"), bytes[6] == UInt8(ascii: "."),
-            let major = hexValue(bytes[5]), major < 10, let minor = hexValue(bytes[7]), minor < 10
+    private func httpVersionIs10(_ version: UnsafeRawBufferPointer) throws(Problem) -> Bool {
+        guard version.count == 8, version.starts(with: "HTTP/".utf8), version[6] == UInt8(ascii: "."),
+            let major = hexValue(version[5]), major < 10, let minor = hexValue(version[7]), minor < 10
         else {
             throw .malformed("The HTTP version is malformed.")
         }
