@@ -45,17 +45,25 @@ enum IdempotencyQueries {
     /// key with its request's fingerprint text), in their order, with the same columns. The lock and the row
     /// are the same a single request's `claim` takes and reads, so a batch and a request with one key exclude
     /// each other on any server process.
+    ///
+    /// Both fences (`OFFSET 0`, `LIMIT 1`) keep the plan to one lock call and one index probe per key. Left
+    /// to itself, PostgreSQL flattened the statement into a join that read every live key of the ledger for
+    /// each element and called the lock function once per pair: a batch cost more the more keys the table
+    /// held (bench/README.md, "bench/push").
     static func claimAll(_ keys: [(key: IdempotencyKey, fingerprint: RequestFingerprint)], in ledger: LedgerID) -> Query {
         let elements = keys.map { JSONValue.object(["key": .string($0.key.value), "canonical": .string($0.fingerprint.canonicalText)]) }
         return """
-            SELECT l.locked, k.key IS NOT NULL, k.fingerprint = sha256(convert_to(c.canonical, 'UTF8')),
+            SELECT c.locked, k.found IS NOT NULL, k.fingerprint = sha256(convert_to(c.canonical, 'UTF8')),
                    k.status, k.headers::text, k.body
-            FROM ROWS FROM (json_to_recordset(\(JSONWriter.string(.array(elements)))::json) AS (key text, canonical text))
-                WITH ORDINALITY AS c(key, canonical, n)
-            CROSS JOIN LATERAL (
-                SELECT pg_try_advisory_xact_lock(\(lockSpace), hashtext(\(ledger)::text || ':' || c.key)) AS locked) l
-            LEFT JOIN idempotency_keys k
-                ON l.locked AND k.ledger_id = \(ledger) AND k.key = c.key AND k.created_at > now() - \(lifetime)
+            FROM (
+                SELECT e.key, e.canonical, e.n, pg_try_advisory_xact_lock(\(lockSpace), hashtext(\(ledger)::text || ':' || e.key)) AS locked
+                FROM ROWS FROM (json_to_recordset(\(JSONWriter.string(.array(elements)))::json) AS (key text, canonical text))
+                    WITH ORDINALITY AS e(key, canonical, n)
+                OFFSET 0) c
+            LEFT JOIN LATERAL (
+                SELECT true AS found, k.fingerprint, k.status, k.headers, k.body FROM idempotency_keys k
+                WHERE c.locked AND k.ledger_id = \(ledger) AND k.key = c.key AND k.created_at > now() - \(lifetime)
+                LIMIT 1) k ON true
             ORDER BY c.n
             """
     }
