@@ -70,7 +70,11 @@ public final class LoopReservation: TransactionRunner, @unchecked Sendable {
         unsent.withLock { $0.sendWithNext(query) }
     }
 
+    /// Sends what is unsent, unless the transaction must move to the pool: then nothing more is sent (a
+    /// statement sent ahead would only be answered to be thrown away) and this throws `needsPooledConnection`.
     public func flush() async throws {
+        // Left unsent: a scope whose opening never went needs no ROLLBACK either.
+        guard !neededPooledConnection else { throw Self.needsPooledConnection }
         let batch = unsent.withLock { $0.takeAll() }
         guard !batch.isEmpty else { return }
         _ = try await send(batch, then: [])
@@ -95,14 +99,24 @@ public final class LoopReservation: TransactionRunner, @unchecked Sendable {
     private var isOnThread: Bool { pthread_equal(thread, pthread_self()) != 0 }
 
     /// Ends `scope` with what `UnsentStatements.close` says to send; a COMMIT is refused (and the scope
-    /// rolled back) when the transaction failed inside.
+    /// rolled back) when the transaction failed inside, or when it asked for a pooled connection (then this
+    /// throws `needsPooledConnection`, whatever its body answered).
     private func close(_ scope: TransactionScope, committing: Bool) async throws {
-        guard let toSend = unsent.withLock({ $0.close(scope, committing: committing) }) else { return }
-        let batch = unsent.withLock { $0.takeAll() } + toSend
-        guard committing else {
-            _ = try await send(batch, then: [])
-            return
+        let isRefused = committing && neededPooledConnection
+        let isCommitting = committing && !isRefused
+        if let toSend = unsent.withLock({ $0.close(scope, committing: isCommitting) }) {
+            let batch = unsent.withLock { $0.takeAll() } + toSend
+            if isCommitting {
+                try await commit(batch, closing: scope)
+            } else {
+                _ = try await send(batch, then: [])
+            }
         }
+        if isRefused { throw Self.needsPooledConnection }
+    }
+
+    /// Sends `batch`, which ends with `scope`'s COMMIT (or RELEASE); refused when the transaction failed inside.
+    private func commit(_ batch: UnsentStatements.UnsentBatch, closing scope: TransactionScope) async throws {
         if isOnThread, connection.isTransactionFailed {
             batch.fail(Self.failedInside)
             _ = try? await send(.none, then: [scope.rollback])

@@ -253,6 +253,33 @@ struct PipelineTests {
         await pool.shutdown()
     }
 
+    @Test func aLoopReservationThatMustMoveToThePoolSendsNothingMore() async throws {
+        let pool = try await pool()
+        try await pool.withConnection { try $0.execute("CREATE SEQUENCE drawn") }
+        let (flushRefused, answer) = try await TestReactor.withLoopConnections(pool: pool, count: 1) { loop in
+            _ = try await loop.query("SELECT 1")
+            let reservation = try #require(loop.reserve())
+            defer { reservation.release() }
+            var flushRefused = false
+            var ahead: PendingAnswer?
+            _ = try? await reservation.transaction(isolation: .readCommitted, commitIf: { _ in true }) {
+                // A sequence draws even in a transaction rolled back: it shows whether the statement was sent.
+                ahead = reservation.sendWithNext("SELECT nextval('drawn')")
+                _ = try? await reservation.withConnection { _ in 1 }
+                do { try await reservation.flush() } catch { flushRefused = true }
+            }
+            return (flushRefused, ahead?.result)
+        }
+        #expect(flushRefused)
+        guard case .failure = answer else {
+            Issue.record("the statement sent ahead must end unanswered, not \(String(describing: answer))")
+            return
+        }
+        let drawn = try await pool.withConnection { try $0.query("SELECT is_called FROM drawn")[0].decode(Bool.self, at: 0) }
+        #expect(!drawn, "the statement sent ahead went to the server")
+        await pool.shutdown()
+    }
+
     @Test func aLoopThatRanNoStatementYetOpensAConnectionForItsNextReservation() async throws {
         let pool = try await pool()
         let (first, later) = try await TestReactor.withLoopConnections(pool: pool, count: 1) { loop in
