@@ -566,6 +566,7 @@ final class Fixture {
         for (path, body, key) in [
             ("/categories", #"{"title":"\#(mark) idem","amount":1}"#, "shared-key-1"),
             ("/posts", #"{"title":"\#(mark) idem post"}"#, "shared-key-2"),
+            ("/categories", #"{"title":"\#(mark) idem batch","amount":1}"#, "shared-batch-key"),
         ] {
             for (prefix, suffix) in [("", ""), ("/ledgers/\(b)", "-scoped")] {
                 let stored = try await app.request(
@@ -1063,6 +1064,20 @@ final class Fixture {
         let refused = try await attack("POST", "/batch", atomic)
         let written = try await send("GET", "/categories?title=Atomic%20A", token: owner)
         if written.array.count != 0 { leak("an atomic batch with an operation on B wrote into A: \(refused.status)") }
+        // An atomic batch claims its keys in one statement (IdempotencyQueries.claimAll): a key B stored answers
+        // A's operation as A's own, never with B's replay.
+        let keyed = #"""
+            {"atomic":true,"operations":[{"method":"POST","path":"/categories","body":{"title":"Batch key A","amount":1},
+             "idempotencyKey":"shared-batch-key"}]}
+            """#
+        let claimed = try await attack("POST", "/batch", keyed)
+        let result = (claimed.object["results"] as? [[String: Any]])?.first
+        let resultHeaders = result?["headers"] as? [String: Any] ?? [:]
+        if claimed.status != 200 || result?["status"] as? Int != 201 || resultHeaders["Idempotent-Replayed"] != nil
+            || (result?["body"] as? [String: Any])?["title"] as? String != "Batch key A"
+        {
+            leak("an atomic batch with B's idempotency key as A: \(claimed.status) \(claimed.text.prefix(300))")
+        }
         // The batch's PUT /db emptied A: fill it again for the routes after this one.
         let refilled = try await send("PUT", "/db", Self.seed(victim: false), token: owner)
         #expect(refilled.status == 200)
