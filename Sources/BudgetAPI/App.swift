@@ -134,7 +134,12 @@ public enum BudgetApp {
             return handler
         }
         // A batch's operations take every route but the batch itself; the batch as a whole takes a key.
-        let batch = BatchRoute(routes: routes, idempotency: idempotency, maximumOperations: options.batchLimit, scope: ledgerScope)
+        let combinableCreates = TypedResources.all.reduce(into: [RouteSignature: CombinableCreate]()) { creates, resource in
+            creates.merge(resource.combinableCreates(clock: options.clock)) { first, _ in first }
+        }
+        let batch = BatchRoute(
+            routes: routes, idempotency: idempotency, maximumOperations: options.batchLimit, scope: ledgerScope,
+            combinableCreates: combinableCreates, tags: tags)
         routes.post(BatchRoute.path, keys.wrapping { request, database in try await batch.respond(to: request, database: database) })
 
         // The gates run inside the access check, after the caller is known: a missing token is 401 before a

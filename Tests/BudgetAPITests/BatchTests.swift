@@ -552,3 +552,127 @@ private func jsonEscaped(_ text: String) -> String {
         }
     }
 }
+
+/// An atomic batch writes a run of consecutive creates on one route in one INSERT (CombinableCreate,
+/// docs/sync.md), and answers each as the route alone would.
+@Suite struct BatchCombinedCreateTests {
+    /// The distinct command ids (`cmin`) of the transactions with these titles: rows one statement inserted
+    /// share one.
+    fileprivate func statements(writing titles: [String], app: TestApp) async throws -> Int {
+        let list = titles.map { "'\($0)'" }.joined(separator: ",")
+        return Int(try await app.scalar("SELECT count(DISTINCT cmin::text) FROM transactions WHERE title IN (\(list))") ?? "") ?? -1
+    }
+
+    @Test func aRunOfCreatesIsOneInsertAndEachAnswerIsTheRoutesOwn() async throws {
+        try await TestApp.with { app in
+            #expect(try await app.request("POST", "/categories", json: #"{"id":500,"title":"Food","amount":100}"#).status == 201)
+            let response = try await app.request(
+                "POST", "/batch",
+                json: """
+                    {"atomic":true,"operations":[
+                      {"method":"POST","path":"/categories/500/transactions","body":{"title":"A1","amount":1.5}},
+                      {"method":"POST","path":"/categories/500/transactions","body":{"id":900,"title":"A2","amount":-2,"note":"n"},"idempotencyKey":"a2"},
+                      {"method":"POST","path":"/categories/500/transactions","body":{"title":"A3","amount":"3.10","date":"2026-01-31"}},
+                      {"method":"PATCH","path":"/categories/500","body":{"amount":150}},
+                      {"method":"POST","path":"/transactions","body":{"categoryId":500,"title":"B1","amount":4}},
+                      {"method":"POST","path":"/transactions","body":{"categoryId":500,"title":"B2","amount":5,"cleared":"cleared"}}
+                    ]}
+                    """)
+            #expect(response.status == 200, "\(response.text)")
+            #expect(response.batchStatuses == [201, 201, 201, 200, 201, 201], "\(response.text)")
+            let results = response.batchResults
+            guard results.count == 6 else { return }
+            #expect(results[1].resultBody["id"] as? Int == 900)
+            #expect(results[2].resultBody["date"] as? String == "2026-01-31")
+            #expect(results[5].resultBody["cleared"] as? String == "cleared")
+            // Each create's answer is what its record reads as afterwards, with the same ETag, at its Location.
+            for index in [0, 1, 2, 4, 5] {
+                let result = results[index]
+                let id = result.resultBody["id"] as? Int ?? -1
+                #expect(result.resultHeader("Location") == "/transactions/\(id)")
+                let read = try await app.request("GET", "/transactions/\(id)")
+                #expect(read.status == 200)
+                #expect(sameJSON(result["body"], try JSONSerialization.jsonObject(with: Data(read.text.utf8))), "\(index): \(read.text)")
+                #expect(result.resultHeader("ETag") != nil && result.resultHeader("ETag") == read.header("ETag"))
+            }
+            // Two runs, two statements: the three under the category, and the two on /transactions.
+            #expect(try await statements(writing: ["A1", "A2", "A3"], app: app) == 1)
+            #expect(try await statements(writing: ["B1", "B2"], app: app) == 1)
+            #expect(try await statements(writing: ["A1", "A2", "A3", "B1", "B2"], app: app) == 2)
+            #expect(try await app.loggedRecordCount() == 6)
+
+            // The keyed one replays, sent again alone, with the answer the run gave it.
+            let again = try await app.request(
+                "POST", "/categories/500/transactions", json: #"{"id":900,"title":"A2","amount":-2,"note":"n"}"#,
+                headers: [("Idempotency-Key", "a2")])
+            #expect(again.status == 201)
+            #expect(again.header("Idempotent-Replayed") == "true")
+            #expect(sameJSON(results[1]["body"], try JSONSerialization.jsonObject(with: Data(again.text.utf8))))
+        }
+    }
+
+    /// The run's INSERT fails as a whole; the batch runs again with each operation through its route, so the
+    /// failing one answers as it would alone, and nothing is written.
+    @Test(arguments: [
+        (#"{"method":"POST","path":"/categories/999/transactions","body":{"title":"C3","amount":1}}"#, 404),
+        (#"{"method":"POST","path":"/categories/500/transactions","body":{"id":1,"title":"C3","amount":1}}"#, 409),
+        (#"{"method":"POST","path":"/transactions","body":{"categoryId":999,"title":"C3","amount":1}}"#, 422),
+    ])
+    func aRunWhoseInsertFailsAnswersTheFailingOperationAsAlone(third: String, status: Int) async throws {
+        try await TestApp.with { app in
+            #expect(try await app.request("POST", "/categories", json: #"{"id":500,"title":"Food","amount":100}"#).status == 201)
+            #expect(try await app.request("POST", "/transactions", json: #"{"id":1,"categoryId":500,"title":"Old","amount":1}"#).status == 201)
+            let changesBefore = try await app.loggedRecordCount()
+            let path = third.contains(#""/transactions""#) ? "/transactions" : "/categories/500/transactions"
+            let body = path == "/transactions" ? #""categoryId":500,"# : ""
+            let batch = """
+                {"atomic":true,"operations":[
+                  {"method":"POST","path":"\(path)","body":{\(body)"title":"C1","amount":1},"idempotencyKey":"c1"},
+                  {"method":"POST","path":"\(path)","body":{\(body)"title":"C2","amount":2}},
+                  \(third),
+                  {"method":"POST","path":"\(path)","body":{\(body)"title":"C4","amount":4}}
+                ]}
+                """
+            let response = try await app.request("POST", "/batch", json: batch)
+            #expect(response.status == status, "\(response.text)")
+            #expect(response.object["operation"] as? Int == 2, "\(response.text)")
+            // The same operation on its own answers the same.
+            let alone = try await app.request("POST", "/batch", json: #"{"atomic":true,"operations":[\#(third)]}"#)
+            #expect(alone.status == status)
+            let failure = response.object["failure"] as? [String: Any] ?? [:]
+            let aloneFailure = alone.object["failure"] as? [String: Any] ?? [:]
+            #expect(failure["detail"] as? String == aloneFailure["detail"] as? String, "\(response.text) \(alone.text)")
+            #expect(try await app.rowCount(of: "transactions") == 1)
+            #expect(try await app.rowCount(of: "idempotency_keys") == 0)
+            #expect(try await app.loggedRecordCount() == changesBefore)
+        }
+    }
+}
+
+extension BatchCombinedCreateTests {
+    /// With an `Idempotency-Key` on the batch, the batch runs inside the key's transaction (a savepoint): a run
+    /// whose INSERT fails still answers as alone, its failure is not stored, and the key then runs the fix.
+    @Test func aKeyedBatchWhoseRunFailsStoresNothingAndItsKeyRunsAgain() async throws {
+        try await TestApp.with { app in
+            #expect(try await app.request("POST", "/categories", json: #"{"id":500,"title":"Food","amount":100}"#).status == 201)
+            func batch(_ category: Int) -> String {
+                """
+                {"atomic":true,"operations":[
+                  {"method":"POST","path":"/categories/500/transactions","body":{"title":"K1","amount":1}},
+                  {"method":"POST","path":"/categories/\(category)/transactions","body":{"title":"K2","amount":2}}
+                ]}
+                """
+            }
+            let failed = try await app.request("POST", "/batch", json: batch(999), headers: [("Idempotency-Key", "push-1")])
+            #expect(failed.status == 404, "\(failed.text)")
+            #expect(failed.object["operation"] as? Int == 1)
+            #expect(try await app.rowCount(of: "transactions") == 0)
+            #expect(try await app.rowCount(of: "idempotency_keys") == 0)
+            let fixed = try await app.request("POST", "/batch", json: batch(500), headers: [("Idempotency-Key", "push-1")])
+            #expect(fixed.status == 200, "\(fixed.text)")
+            #expect(fixed.batchStatuses == [201, 201])
+            #expect(fixed.header("Idempotent-Replayed") == nil)
+            #expect(try await statements(writing: ["K1", "K2"], app: app) == 1)
+        }
+    }
+}

@@ -1081,6 +1081,20 @@ final class Fixture {
         // The batch's PUT /db emptied A: fill it again for the routes after this one.
         let refilled = try await send("PUT", "/db", Self.seed(victim: false), token: owner)
         #expect(refilled.status == 200)
+        // An atomic batch writes a run of creates in one INSERT (CombinableCreate): one naming B's category fails
+        // the run, that operation answers as it would alone, and nothing of the run lands in either ledger.
+        let run = #"""
+            {"atomic":true,"operations":[
+             {"method":"POST","path":"/transactions","body":{"categoryId":1,"title":"Run A","amount":"-1.00"}},
+             {"method":"POST","path":"/transactions","body":{"categoryId":1,"title":"Run A","amount":"-2.00"}},
+             {"method":"POST","path":"/transactions","body":{"categoryId":6,"title":"Run A","amount":"-3.00"}},
+             {"method":"POST","path":"/categories/6/transactions","body":{"title":"Run A","amount":"-4.00"}}]}
+            """#
+        let runAnswer = try await attack("POST", "/batch", run)
+        let runWritten = try await send("GET", "/transactions?title=Run%20A", token: owner)
+        if ![404, 422].contains(runAnswer.status) || runAnswer.object["operation"] as? Int != 2 || runWritten.array.count != 0 {
+            leak("an atomic run of creates naming B's category as A: \(runAnswer.status) \(runAnswer.text.prefix(300))")
+        }
     }
 
     func attackReplaceDatabase() async throws {

@@ -32,10 +32,19 @@ struct Accounts: TypedResource {
     /// between accounts.
     static func register(in router: inout Router<Database>, clock: CivilClock) {
         RecordRoutes<Accounts>(clock: clock).register(in: &router)
-        OwnedRecordRoutes<Transactions>(owner: owner, clock: clock) { members, accountID, prefix in
-            try TransactionFields(members, mode: .complete, accountIDFromPath: accountID, fieldPrefix: prefix)
-        }.register(in: &router)
+        transactionRoutes(clock: clock).register(in: &router)
         ReconcileRoutes(clock: clock).register(in: &router)
         TransferRoutes(clock: clock).register(in: &router)
+    }
+
+    /// `/accounts/:id/transactions`.
+    static func transactionRoutes(clock: CivilClock) -> OwnedRecordRoutes<Transactions> {
+        OwnedRecordRoutes<Transactions>(owner: owner, clock: clock) { members, accountID, prefix in
+            try TransactionFields(members, mode: .complete, accountIDFromPath: accountID, fieldPrefix: prefix)
+        }
+    }
+
+    static func combinableCreates(clock: CivilClock) -> [RouteSignature: CombinableCreate] {
+        transactionRoutes(clock: clock).combinableCreates()
     }
 }

@@ -1,5 +1,6 @@
 import BudgetCore
 import HTTPServer
+import Postgres
 
 // How a batch runs (docs/sync.md)
 //
@@ -11,8 +12,10 @@ import HTTPServer
 // Atomic: every operation runs in one REPEATABLE READ transaction (Database.withinTransaction), its keys
 // claimed together before the first and stored together with the COMMIT (BatchKeys), and the first answer
 // that is not a success rolls all of them back; the batch then answers that operation's
-// status with a problem naming it. Not atomic: each operation commits or fails on its own, and the batch
-// answers 200 with every operation's result.
+// status with a problem naming it. A run of consecutive creates on one route is written by one INSERT
+// (CombinableCreate); when that INSERT fails, the whole batch runs again with every operation on its own.
+// Not atomic: each operation commits or fails on its own, and the batch answers 200 with every operation's
+// result.
 
 /// `POST /batch`: an offline client's queued writes in one request.
 struct BatchRoute: Sendable {
@@ -26,13 +29,27 @@ struct BatchRoute: Sendable {
     let maximumOperations: Int
     /// The prefix operation paths may carry (`/ledgers/{L}/…`): only the batch's own ledger's, else 404.
     let scope: PathScope?
+    /// The create routes whose runs of creates an atomic batch writes in one INSERT, by route.
+    let combinableCreates: [RouteSignature: CombinableCreate]
+    /// What every route's answer passes through on its way out (App.makeService), for the answers of combined
+    /// creates, which do not pass through their route: the ETag.
+    let tags: EntityTagMiddleware
 
     func respond(to request: Request, database: Database) async throws -> Response {
         let batch = try BatchRequest(request, maximumOperations: maximumOperations)
         let results: [Response]
         if batch.isAtomic {
-            results = try await database.withinTransaction(commitIf: { $0.allSatisfy(\.status.isSuccess) }) { transaction in
-                try await performAtomically(batch.operations, of: request, database: transaction)
+            let atomically = { (combining: Bool) in
+                try await database.withinTransaction(commitIf: { $0.allSatisfy(\.status.isSuccess) }) { transaction in
+                    try await performAtomically(batch.operations, of: request, database: transaction, combining: combining)
+                }
+            }
+            do {
+                results = try await atomically(true)
+            } catch is CombinedCreatesFailed {
+                // Nothing of the first attempt was committed. Each operation through its own route answers as it
+                // would alone, the one that failed included.
+                results = try await atomically(false)
             }
             if let failed = results.last, !failed.status.isSuccess {
                 let index = results.count - 1
@@ -73,8 +90,11 @@ struct BatchRoute: Sendable {
 
     /// The answers of an atomic batch's operations, in order, up to the first that is not a success, in the
     /// batch's transaction. The keys of the operations that can run are claimed in one statement before the
-    /// first one, and their answers stored in one statement with the COMMIT (`BatchKeys`).
-    private func performAtomically(_ operations: [BatchRequest.Operation], of parent: Request, database: Database) async throws -> [Response] {
+    /// first one, and their answers stored in one statement with the COMMIT (`BatchKeys`). `combining`: runs
+    /// of creates are written one INSERT a run (`combinedRun`).
+    private func performAtomically(
+        _ operations: [BatchRequest.Operation], of parent: Request, database: Database, combining: Bool
+    ) async throws -> [Response] {
         var prepared: [Prepared] = []
         var keyed: [Int: BatchKeys.Keyed] = [:]
         for (index, operation) in operations.enumerated() {
@@ -88,9 +108,19 @@ struct BatchRoute: Sendable {
         }
         var keys = try await idempotency.claim(keyed.values.sorted { $0.index < $1.index }, in: database)
         var results: [Response] = []
-        for (index, operation) in prepared.enumerated() {
+        var index = 0
+        while index < prepared.count {
+            if combining, let run = combinedRun(of: prepared, from: index, keyed: keyed, keys: keys, database: database) {
+                let answers = try await write(run, database: database)
+                for (member, answer) in zip(run.members, answers) {
+                    if let keyed = keyed[member.index] { keys.remember(answer, for: keyed) }
+                }
+                results += answers
+                index += answers.count
+                continue
+            }
             let answer: Response
-            switch operation {
+            switch prepared[index] {
             case .refused(let refusal):
                 answer = refusal
             case .ready(let request, let endpoint):
@@ -99,9 +129,61 @@ struct BatchRoute: Sendable {
             }
             results.append(answer)
             if !answer.status.isSuccess { return results }
+            index += 1
         }
         keys.storeAnswers(in: database)
         return results
+    }
+
+    /// Consecutive operations that one INSERT writes (`CombinableCreate`).
+    private struct CombinedRun {
+        let create: CombinableCreate
+        var members: [(index: Int, request: Request)] = []
+        var rows: [Query] = []
+    }
+
+    /// The run of creates starting at operation `start`, when there are at least two: operations on the same
+    /// create route that give a row, each of which runs rather than answering what its key holds (and whose
+    /// key no other member of the run has).
+    private func combinedRun(
+        of prepared: [Prepared], from start: Int, keyed: [Int: BatchKeys.Keyed], keys: BatchKeys, database: Database
+    ) -> CombinedRun? {
+        guard case .ready(let first, _) = prepared[start], let route = first.route,
+            let create = combinableCreates[RouteSignature(first.method, route)]
+        else { return nil }
+        var run = CombinedRun(create: create)
+        var runKeys: Set<IdempotencyKey> = []
+        for index in start..<prepared.count {
+            guard case .ready(let request, _) = prepared[index], request.method == first.method, request.route == route else { break }
+            if let keyed = keyed[index] {
+                guard keys.runs(keyed), runKeys.insert(keyed.key).inserted else { break }
+            }
+            guard let row = create.row(request, database) else { break }
+            run.members.append((index, request))
+            run.rows.append(row)
+        }
+        return run.members.count > 1 ? run : nil
+    }
+
+    /// The answers of a run's operations, each as its route would have given it, from one INSERT of their rows.
+    /// The server's refusal of that INSERT is `CombinedCreatesFailed`, but a lost race, which the transaction
+    /// retries as it is.
+    private func write(_ run: CombinedRun, database: Database) async throws -> [Response] {
+        let result: QueryResult
+        do {
+            result = try await database.query(run.create.insert(run.rows))
+        } catch let error as PostgresError where error.kind == .server && !error.isConcurrentWrite {
+            throw CombinedCreatesFailed()
+        }
+        let answers = try run.create.answers(result)
+        guard answers.count == run.members.count else {
+            throw PostgresError(kind: .decoding, message: "an INSERT of \(run.members.count) rows answered \(answers.count)")
+        }
+        var tagged: [Response] = []
+        for (member, answer) in zip(run.members, answers) {
+            tagged.append(try await tags.respond(to: member.request) { _ in answer })
+        }
+        return tagged
     }
 
     /// One operation's answer in a batch that is not atomic (in a transaction of its own); a refusal becomes
@@ -141,6 +223,9 @@ struct BatchRoute: Sendable {
         }
     }
 }
+
+/// A combined INSERT failed; the batch runs again, each operation on its own (`CombinableCreate`).
+private struct CombinedCreatesFailed: Error {}
 
 /// `{"atomic":…,"results":[{"status":201,"headers":{"Location":…},"body":{…}},…]}`: each answer's JSON passed through.
 enum BatchResponse {

@@ -45,10 +45,15 @@ struct CategoryChildRoutes<Child: CategoryChild>: Sendable {
         RecordOwner(Categories.self, of: Child.self, nullMembers: ["splits"]) { id, ledger in CategoryQueries.exists(id: id, in: ledger) }
     }
 
-    func register(in router: inout Router<Database>) {
+    /// `/categories/:id/<children>`.
+    var routes: OwnedRecordRoutes<Child> {
         OwnedRecordRoutes<Child>(owner: Self.owner, clock: clock) { members, categoryID, prefix in
             try Child.fields(from: members, categoryIDFromPath: categoryID, fieldPrefix: prefix)
-        }.register(in: &router)
+        }
+    }
+
+    func register(in router: inout Router<Database>) {
+        routes.register(in: &router)
     }
 
     /// Runs a write that names the path's category; its foreign key failing means the category does not exist.

@@ -134,9 +134,21 @@ struct BatchKeys {
                 return try earlier.answer.replayed()
             }
             let response = try await execute()
-            if response.status.isSuccess { fresh.append((keyed.key, keyed.fingerprint, StoredAnswer(response))) }
+            remember(response, for: keyed)
             return response
         }
+    }
+
+    /// Whether operation `keyed.index` runs (its key is free and this batch has not used it yet), rather than
+    /// answer what its key holds.
+    func runs(_ keyed: Keyed) -> Bool {
+        guard case .free? = claims[keyed.index] else { return false }
+        return !fresh.contains { $0.key == keyed.key }
+    }
+
+    /// Keeps the answer of an operation that ran (`runs`), to store at the commit; a failure is not stored.
+    mutating func remember(_ response: Response, for keyed: Keyed) {
+        if response.status.isSuccess { fresh.append((keyed.key, keyed.fingerprint, StoredAnswer(response))) }
     }
 
     /// Queues the statement storing every answer this batch gave its keys, to run with the batch's COMMIT.

@@ -40,8 +40,10 @@ struct OwnedRecordRoutes<Child: TypedResource>: Sendable {
     /// Validates a body posted under the path, whose owner the path names (so the body need not).
     let fields: @Sendable (_ members: JSONObject, _ ownerID: Int64, _ fieldPrefix: String) throws -> Child.Fields
 
+    /// `/<owner>/:id/<children>`.
+    var path: String { "/\(owner.collection)/:id/\(Child.collection)" }
+
     func register(in router: inout Router<Database>) {
-        let path = "/\(owner.collection)/:id/\(Child.collection)"
         router.get(path) { request, database in try await list(request, database: database) }
         router.post(path) { request, database in try await create(request, database: database) }
     }
@@ -79,5 +81,17 @@ struct OwnedRecordRoutes<Child: TypedResource>: Sendable {
         } catch let error as PostgresError where error.constraint == owner.foreignKey {
             throw APIError.notFound(resource: owner.recordName, id: ownerID)
         }
+    }
+}
+
+extension OwnedRecordRoutes where Child: CombinableInserts {
+    /// `POST /<owner>/:id/<children>`, as an atomic batch writes a run of its creates together (a missing
+    /// owner fails the run's INSERT, and the batch then runs each create through this route: `BatchRoute`).
+    func combinableCreates() -> [RouteSignature: CombinableCreate] {
+        [
+            RouteSignature(.post, path): RecordRoutes<Child>(clock: clock).combinableCreate { members, request in
+                try fields(members, try recordID(request), "")
+            }
+        ]
     }
 }

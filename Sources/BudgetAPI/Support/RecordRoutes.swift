@@ -13,8 +13,11 @@ struct RecordRoutes<Resource: TypedResource>: Sendable {
         RecordContext(clock: clock, ledger: database.ledger)
     }
 
+    /// `/<collection>`, where the resource is listed and created.
+    static var collectionPath: String { "/\(Resource.collection)" }
+
     func register(in router: inout Router<Database>) {
-        let collection = "/\(Resource.collection)"
+        let collection = Self.collectionPath
         let record = "\(collection)/:id"
         router.get(collection) { request, database in try await list(request, database: database) }
         router.post(collection) { request, database in
@@ -191,6 +194,37 @@ struct RecordRoutes<Resource: TypedResource>: Sendable {
         if let bodyID, bodyID != id {
             throw APIError.invalidFields([.init(field: "id", message: "must equal the id in the path (\(id))")])
         }
+    }
+}
+
+extension RecordRoutes where Resource: CombinableInserts {
+    /// `POST /<collection>`, as an atomic batch writes a run of its creates together.
+    func combinableCreates() -> [RouteSignature: CombinableCreate] {
+        [
+            RouteSignature(.post, Self.collectionPath): combinableCreate { members, _ in
+                try Resource.fields(from: members, mode: .complete, fieldPrefix: "")
+            }
+        ]
+    }
+
+    /// A create route's part in an atomic batch's combined writes: the row of a create whose body is one object
+    /// that `makeFields` (the route's validation) accepts and that needs no statement before its write
+    /// (`create` would send none: no `takenKey`, no `missingReferences`), and its answer, `create`'s.
+    /// Anything else is left to the route, which answers it as it always does.
+    func combinableCreate(fields makeFields: @escaping @Sendable (JSONObject, Request) throws -> Resource.Fields) -> CombinableCreate {
+        CombinableCreate(
+            row: { request, database in
+                guard case .object(let members)? = try? RequestBody.parse(request), let fields = try? makeFields(members, request),
+                    Self.idOutsideSharedSpace(Resource.id(of: fields), caller: database.caller, field: "id") == nil,
+                    Resource.takenKey(fields, excluding: nil, in: database.ledger) == nil,
+                    Resource.missingReferences(fields, in: database.ledger) == nil
+                else { return nil }
+                return Resource.insertRow(fields, context: context(database))
+            },
+            insert: Resource.insert(rows:),
+            answers: { result in
+                try (0..<result.count).map { index in Self.created(try WrittenRecord(result[index], rendering: Resource.shape.record)) }
+            })
     }
 }
 

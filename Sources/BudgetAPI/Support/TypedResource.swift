@@ -63,6 +63,19 @@ protocol TypedResource: Sendable {
 
     /// Mounts the resource's routes: by default `RecordRoutes`, the collection and its records.
     static func register(in router: inout Router<Database>, clock: CivilClock)
+    /// The create routes among those `register` mounts whose creates an atomic batch may write several at a
+    /// time, one INSERT for a run of them (`CombinableCreate`); none by default.
+    static func combinableCreates(clock: CivilClock) -> [RouteSignature: CombinableCreate]
+}
+
+/// A typed resource whose creates can share one INSERT statement (`CombinableCreate`).
+protocol CombinableInserts: TypedResource {
+    /// `fields`' row for `insert(rows:)`, or nil when this create needs a statement of its own (a split,
+    /// which writes its parts in the same statement).
+    static func insertRow(_ fields: Fields, context: RecordContext) -> Query?
+    /// Inserts one record per element of `rows` (`insertRow`), answering a row for each, as `insert` does, in
+    /// the order of `rows`.
+    static func insert(rows: [Query]) -> Query
 }
 
 extension TypedResource {
@@ -77,6 +90,8 @@ extension TypedResource {
     static func takenKey(_ fields: Fields, excluding id: Int64?, in ledger: LedgerID) -> TakenKey? { nil }
 
     static func missingReferences(_ fields: Fields, in ledger: LedgerID) -> MissingReferences? { nil }
+
+    static func combinableCreates(clock: CivilClock) -> [RouteSignature: CombinableCreate] { [:] }
 
     /// The table under its alias, e.g. `transactions t`: the stored and kept members read from it alone.
     static var table: Query { "\(tableName) \(alias)" }
@@ -313,7 +328,11 @@ extension WrittenRecord {
     /// it touched no row.
     init?(_ result: QueryResult, rendering record: PlainRecord) throws {
         guard result.count > 0 else { return nil }
-        let row = result[0]
+        try self.init(result[0], rendering: record)
+    }
+
+    /// One row of a `TypedResource` write, its columns from the third on rendered by `record`.
+    init(_ row: Row, rendering record: PlainRecord) throws {
         self.init(id: try row.decode(Int64.self, at: 0), isCreated: try row.decode(Bool.self, at: 1), json: record.json(row, from: 2))
     }
 }

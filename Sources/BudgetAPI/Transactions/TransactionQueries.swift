@@ -27,13 +27,7 @@ enum TransactionQueries {
     static func insert(_ fields: TransactionFields, today: Query, in ledger: LedgerID) -> Query {
         // A plain transaction answers from its own RETURNING: no CTE to scan and no parts' subquery to plan, the
         // cheapest statement for PostgreSQL of the most frequent write (bench/README.md, "The write path").
-        guard let parts = fields.splitParts else {
-            return """
-                INSERT INTO transactions AS t (ledger_id, id, \(columns))
-                VALUES (\(ledger), \(Transactions.newID(fields)), \(values(fields, today: today)))
-                RETURNING t.id, true, \(TransactionRecord.unsplitColumns)
-                """
-        }
+        guard let parts = fields.splitParts else { return insert(rows: [row(fields, today: today, in: ledger)]) }
         return """
             WITH t AS (
                 INSERT INTO transactions (ledger_id, id, \(columns), split)
@@ -42,6 +36,23 @@ enum TransactionQueries {
             \(insertParts(parts))
             SELECT t.id, true, \(answerWithNewParts)
             """
+    }
+
+    /// A plain transaction's VALUES row for `insert(rows:)`: under the client's id or the next server id, the
+    /// date defaulting to `today`.
+    static func row(_ fields: TransactionFields, today: Query, in ledger: LedgerID) -> Query {
+        "(\(ledger), \(Transactions.newID(fields)), \(values(fields, today: today)))"
+    }
+
+    /// Inserts plain transactions (no parts), one per element of `rows` (`row`), answering each from its own
+    /// RETURNING in the order of `rows`: PostgreSQL's executor inserts a VALUES list's rows in their order and
+    /// returns each as it inserts it. An atomic batch writes a run of creates this way (`CombinableCreate`).
+    static func insert(rows: [Query]) -> Query {
+        """
+        INSERT INTO transactions AS t (ledger_id, id, \(columns))
+        VALUES \(Query.joined(rows, separator: ", "))
+        RETURNING t.id, true, \(TransactionRecord.unsplitColumns)
+        """
     }
 
     /// PUT: replaces the transaction with this id, or creates it under this id; the first column says which.

@@ -3,7 +3,7 @@ import HTTPServer
 import Postgres
 
 /// Transactions as a typed resource: `/transactions` and `/transactions/:id` (docs/api.md).
-struct Transactions: CategoryChild {
+struct Transactions: CategoryChild, CombinableInserts {
     static let collection = "transactions"
     static let recordName = "transaction"
     static let members = TransactionRecord.members
@@ -30,6 +30,12 @@ struct Transactions: CategoryChild {
 
     static func insert(_ fields: TransactionFields, context: RecordContext) -> Query {
         TransactionQueries.insert(fields, today: context.clock.today, in: context.ledger)
+    }
+    static func insertRow(_ fields: TransactionFields, context: RecordContext) -> Query? {
+        fields.splitParts == nil ? TransactionQueries.row(fields, today: context.clock.today, in: context.ledger) : nil
+    }
+    static func insert(rows: [Query]) -> Query {
+        TransactionQueries.insert(rows: rows)
     }
     static func replace(id: Int64, with fields: TransactionFields, context: RecordContext) -> Query {
         TransactionQueries.replace(id: id, with: fields, today: context.clock.today, in: context.ledger)
@@ -116,5 +122,10 @@ struct Transactions: CategoryChild {
         RecordRoutes<Transactions>(clock: clock).register(in: &router)
         StatementImport().register(in: &router)
         CategoryChildRoutes<Transactions>(clock: clock).register(in: &router)
+    }
+
+    static func combinableCreates(clock: CivilClock) -> [RouteSignature: CombinableCreate] {
+        RecordRoutes<Transactions>(clock: clock).combinableCreates().merging(
+            CategoryChildRoutes<Transactions>(clock: clock).routes.combinableCreates(), uniquingKeysWith: { first, _ in first })
     }
 }

@@ -1,0 +1,23 @@
+import HTTPServer
+import Postgres
+
+/// A create route's part in an atomic batch's combined writes (docs/sync.md, "Batches").
+///
+/// An offline client's push is mostly creates of one kind, one after another. Written one statement each, a
+/// batch of a hundred costs PostgreSQL a hundred executions of the same INSERT, each with its own executor
+/// start-up, foreign key checks and change capture (a statement-level trigger). Written as one INSERT of a
+/// hundred rows, it costs one of each, plus a hundred rows (bench/README.md, "bench/push"). The batch does
+/// this for a run of consecutive operations on the same create route whose rows that route can give
+/// (`RecordRoutes.combinableCreate`); every other operation runs through its route as before.
+///
+/// A run's INSERT fails as a whole, and would not say which operation failed: the batch then runs again, from
+/// its first operation, every one through its own route (`BatchRoute`), so each answers as it would alone.
+struct CombinableCreate: Sendable {
+    /// The operation's VALUES row, or nil when it runs alone, through its route.
+    let row: @Sendable (Request, Database) -> Query?
+    /// One INSERT of the rows, answering one row per row, in their order.
+    let insert: @Sendable ([Query]) -> Query
+    /// The route's answer to each row of the INSERT, in order, before the middleware every route's answer
+    /// passes through (`BatchRoute.tags`).
+    let answers: @Sendable (QueryResult) throws -> [Response]
+}
