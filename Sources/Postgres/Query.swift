@@ -1,3 +1,5 @@
+import Glibc
+
 /// SQL text with bound parameters, built by string interpolation.
 ///
 /// `let q: Query = "SELECT * FROM categories WHERE id = \(id)"` sends `SELECT * FROM categories WHERE id = $1`
@@ -5,31 +7,49 @@
 /// deliberately loud `Query(unsafeSQL:)` or `\(unsafeSQL: …)`, which must never carry user input.
 ///
 /// Placeholders always appear in the text in the order of their bindings (`$1` before `$2`), so the
-/// query is stored as the literal pieces between placeholders; composing two queries joins the pieces
-/// and the right-hand side's placeholders are renumbered for free when `sql` is rendered.
+/// query keeps its text with each placeholder's place marked, not numbered; composing two queries appends
+/// one text to the other, and the right-hand side's placeholders are renumbered for free when `sql` is
+/// rendered.
 public struct Query: Sendable, Hashable {
-    /// The literal SQL between placeholders; always exactly `bindings.count + 1` pieces.
-    private var pieces: [String]
+    /// The SQL text with a NUL byte where each parameter goes, in the order of `bindings`: no statement's text
+    /// holds a NUL (PostgreSQL refuses one). One string, so that a literal piece of SQL costs no more than
+    /// its `String`, where a list of pieces cost an array for each (bench/README.md, "bench/push").
+    private var text: String
     /// Text-format parameter values, `nil` meaning SQL NULL.
     public private(set) var bindings: [String?]
     /// Whether the server sends the rows in binary (libpq's `resultFormat` 1, for every column) rather than
     /// text: `inBinary()`. `QueryResult` reads both the same way.
     public private(set) var wantsBinaryResults = false
 
+    /// Marks a parameter's place in `text`.
+    private static let placeholder: UInt8 = 0
+
     /// Creates a query from raw SQL text; never pass text that came from a user.
     public init(unsafeSQL sql: String) {
-        pieces = [sql]
+        assert(!Self.holdsNUL(sql), "SQL text cannot hold NUL")
+        text = sql
         bindings = []
     }
 
     /// The SQL text with `$1`, `$2`, … placeholders, as sent to the server.
     public var sql: String {
-        var text = pieces[0]
-        for index in bindings.indices {
-            text += "$\(index + 1)"
-            text += pieces[index + 1]
+        guard !bindings.isEmpty else { return text }
+        var source = text
+        return source.withUTF8 { bytes in
+            var rendered: [UInt8] = []
+            rendered.reserveCapacity(bytes.count + 4 * bindings.count)
+            var number = 0
+            var runStart = 0
+            for (index, byte) in bytes.enumerated() where byte == Self.placeholder {
+                rendered.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<index]))
+                number += 1
+                rendered.append(UInt8(ascii: "$"))
+                rendered.append(contentsOf: String(number).utf8)
+                runStart = index + 1
+            }
+            rendered.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart...]))
+            return String(decoding: rendered, as: UTF8.self)
         }
-        return text
     }
 
     /// The same statement with its rows sent in binary, which spares the server its output functions (costly
@@ -46,8 +66,7 @@ public struct Query: Sendable, Hashable {
 
     /// Appends `other`, renumbering its placeholders after this query's.
     public mutating func append(_ other: Query) {
-        pieces[pieces.count - 1] += other.pieces[0]
-        pieces.append(contentsOf: other.pieces.dropFirst())
+        text += other.text
         bindings.append(contentsOf: other.bindings)
     }
 
@@ -81,13 +100,14 @@ public struct Query: Sendable, Hashable {
         self.init(unsafeSQL: quoted + "\"")
     }
 
-    fileprivate mutating func appendRaw(_ text: String) {
-        pieces[pieces.count - 1] += text
+    fileprivate mutating func appendRaw(_ sql: String) {
+        assert(!Self.holdsNUL(sql), "SQL text cannot hold NUL")
+        text += sql
     }
 
     fileprivate mutating func appendBinding(_ value: String?) {
         bindings.append(value)
-        pieces.append("")
+        text.unicodeScalars.append(Unicode.Scalar(Self.placeholder))
     }
 }
 
@@ -175,11 +195,24 @@ extension Query {
     /// libpq sends text parameters as C strings, so a NUL would silently cut the value short there: a filter
     /// for `"a\0b"` would look for `"a"`. Both drivers check before sending.
     func checkSendable() throws {
-        for case let value? in bindings where value.utf8.contains(0) {
+        for case let value? in bindings where Self.holdsNUL(value) {
             throw PostgresError(
                 kind: .server, sqlState: .characterNotInRepertoire,
                 message: "a parameter holds a NUL byte, which PostgreSQL text cannot hold", sql: sql)
         }
+    }
+}
+
+extension Query {
+    /// Whether `text` holds a NUL byte, found by `memchr` over its contiguous UTF-8: a batch's parameters run to
+    /// tens of kilobytes (the answers it stores), which a byte-by-byte walk of `String.UTF8View` took ten
+    /// instructions a byte to read.
+    static func holdsNUL(_ text: String) -> Bool {
+        let found = text.utf8.withContiguousStorageIfAvailable { bytes in
+            guard let start = bytes.baseAddress else { return false }
+            return memchr(start, 0, bytes.count) != nil
+        }
+        return found ?? text.utf8.contains(0)
     }
 }
 
