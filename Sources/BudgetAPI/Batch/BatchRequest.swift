@@ -112,11 +112,13 @@ struct BatchRequest: Sendable {
     private static func pathProblem(_ path: String) -> String? {
         guard path.hasPrefix("/") else { return "must be a path starting with /, such as /categories" }
         guard path.utf8.count <= maximumPathBytes else { return "is longer than \(maximumPathBytes) bytes" }
-        guard path.unicodeScalars.allSatisfy({ (0x21...0x7E).contains($0.value) }) else {
+        // By bytes: a scalar outside visible ASCII has a byte outside it too.
+        let bytes = path.utf8
+        guard bytes.allSatisfy({ (0x21...0x7E).contains($0) }) else {
             return "must be a URL path of visible ASCII characters (percent-encode the others)"
         }
-        guard !path.contains("#") else { return "must not hold a fragment" }
-        let route = path.split(separator: "?", maxSplits: 1).first.map(String.init) ?? path
+        guard !bytes.contains(UInt8(ascii: "#")) else { return "must not hold a fragment" }
+        let route = bytes.firstIndex(of: UInt8(ascii: "?")).map { String(path[..<$0]) } ?? path
         guard route != BatchRoute.path, !route.hasPrefix(BatchRoute.path + "/") else { return "a batch cannot contain a batch" }
         return nil
     }

@@ -46,9 +46,9 @@ public struct JSONObject: Equatable, Sendable, Sequence, ExpressibleByDictionary
     /// Names compare byte for byte, as JavaScript and PostgreSQL compare them: `"e\u0301"` and `"\u00e9"`
     /// are two members, though Swift's `==` would call the strings equal.
     public subscript(name: String) -> JSONValue? {
-        get { members.first { $0.name.utf8.elementsEqual(name.utf8) }?.value }
+        get { members.first { $0.name.hasSameUTF8(as: name) }?.value }
         set {
-            let index = members.firstIndex { $0.name.utf8.elementsEqual(name.utf8) }
+            let index = members.firstIndex { $0.name.hasSameUTF8(as: name) }
             switch (index, newValue) {
             case (let index?, let value?): members[index].value = value
             case (let index?, nil): members.remove(at: index)
@@ -64,6 +64,19 @@ public struct JSONObject: Equatable, Sendable, Sequence, ExpressibleByDictionary
 
     public static func == (lhs: JSONObject, rhs: JSONObject) -> Bool {
         lhs.members.count == rhs.members.count
-            && zip(lhs.members, rhs.members).allSatisfy { $0.name.utf8.elementsEqual($1.name.utf8) && $0.value == $1.value }
+            && zip(lhs.members, rhs.members).allSatisfy { $0.name.hasSameUTF8(as: $1.name) && $0.value == $1.value }
+    }
+}
+
+extension String {
+    /// Whether the two strings hold the same bytes, which Swift's `==` does not ask (it compares canonical
+    /// equivalence). Compared in their contiguous UTF-8 when both have it: a member lookup walked both
+    /// strings' `UTF8View`s byte by byte, a few hundred instructions for a short name.
+    func hasSameUTF8(as other: String) -> Bool {
+        guard utf8.count == other.utf8.count else { return false }
+        let same = utf8.withContiguousStorageIfAvailable { mine in
+            other.utf8.withContiguousStorageIfAvailable { theirs in mine.elementsEqual(theirs) }
+        }
+        return (same ?? nil) ?? utf8.elementsEqual(other.utf8)
     }
 }
