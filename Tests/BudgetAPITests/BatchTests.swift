@@ -676,3 +676,26 @@ extension BatchCombinedCreateTests {
         }
     }
 }
+
+extension BatchCombinedCreateTests {
+    /// A statement takes at most 65,535 parameters: a batch longer than `BatchRoute.maximumRunLength` writes its
+    /// creates in several INSERTs, and stores its answers in several statements, every one of them.
+    @Test func aBatchLongerThanOneStatementTakesWritesAndStoresEveryOperation() async throws {
+        var options = BudgetApp.Options()
+        options.batchLimit = 2_500
+        try await TestApp.with(options: options) { app in
+            #expect(try await app.request("POST", "/categories", json: #"{"id":500,"title":"Food","amount":100}"#).status == 201)
+            let count = 2_100
+            let operations = (0..<count).map { index in
+                #"{"method":"POST","path":"/categories/500/transactions","body":{"title":"L\#(index)","amount":1},"idempotencyKey":"long-\#(index)"}"#
+            }
+            let response = try await app.request(
+                "POST", "/batch", json: #"{"atomic":true,"operations":[\#(operations.joined(separator: ","))]}"#)
+            #expect(response.status == 200, "\(response.text.prefix(300))")
+            #expect(response.batchStatuses == Array(repeating: 201, count: count))
+            #expect(try await app.rowCount(of: "transactions") == count)
+            #expect(try await app.rowCount(of: "idempotency_keys") == count)
+            #expect(try await app.scalar("SELECT count(DISTINCT cmin::text) FROM transactions") == "3")
+        }
+    }
+}

@@ -135,6 +135,10 @@ struct BatchRoute: Sendable {
         return results
     }
 
+    /// The most operations one INSERT writes: a statement takes at most 65,535 parameters (the protocol's count
+    /// is 16 bits), a transaction's row about a dozen, and a batch may hold 10,000 operations.
+    static let maximumRunLength = 1_000
+
     /// Consecutive operations that one INSERT writes (`CombinableCreate`).
     private struct CombinedRun {
         let create: CombinableCreate
@@ -153,7 +157,7 @@ struct BatchRoute: Sendable {
         else { return nil }
         var run = CombinedRun(create: create)
         var runKeys: Set<IdempotencyKey> = []
-        for index in start..<prepared.count {
+        for index in start..<min(prepared.count, start + Self.maximumRunLength) {
             guard case .ready(let request, _) = prepared[index], request.method == first.method, request.route == route else { break }
             if let keyed = keyed[index] {
                 guard keys.runs(keyed), runKeys.insert(keyed.key).inserted else { break }

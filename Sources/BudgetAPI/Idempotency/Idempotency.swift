@@ -151,10 +151,17 @@ struct BatchKeys {
         if response.status.isSuccess { fresh.append((keyed.key, keyed.fingerprint, StoredAnswer(response))) }
     }
 
-    /// Queues the statement storing every answer this batch gave its keys, to run with the batch's COMMIT.
+    /// At most this many answers per statement storing them: each takes seven parameters, and a statement
+    /// takes at most 65,535 (the protocol's count is 16 bits), where a batch may hold 10,000 operations.
+    static let answersPerStatement = 1_000
+
+    /// Queues the statement storing every answer this batch gave its keys (one per `answersPerStatement`), to
+    /// run with the batch's COMMIT.
     func storeAnswers(in transaction: Database) {
-        guard !fresh.isEmpty else { return }
-        transaction.deferUntilCommit(IdempotencyQueries.storeAll(fresh, in: transaction.ledger))
+        for start in stride(from: 0, to: fresh.count, by: Self.answersPerStatement) {
+            let answers = Array(fresh[start..<min(start + Self.answersPerStatement, fresh.count)])
+            transaction.deferUntilCommit(IdempotencyQueries.storeAll(answers, in: transaction.ledger))
+        }
     }
 }
 

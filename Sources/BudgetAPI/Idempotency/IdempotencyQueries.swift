@@ -69,22 +69,22 @@ enum IdempotencyQueries {
     }
 
     /// `store` for every answer of one atomic batch in one statement; the keys must differ (a key's second use
-    /// in a batch replays the first and stores nothing).
+    /// in a batch replays the first and stores nothing). Each answer's values are parameters of their own, as
+    /// `store`'s are: PostgreSQL reads them as they come, where a JSON document of every answer had to be
+    /// written here and parsed there, its bodies escaped inside it.
     static func storeAll(_ answers: [(key: IdempotencyKey, fingerprint: RequestFingerprint, answer: StoredAnswer)], in ledger: LedgerID)
         -> Query
     {
-        let rows = answers.map { key, fingerprint, answer in
-            JSONValue.object([
-                "key": .string(key.value), "canonical": .string(fingerprint.canonicalText), "method": .string(fingerprint.method),
-                "path": .string(fingerprint.target), "status": .number(String(answer.status)), "headers": .string(answer.headersJSON),
-                "body": .string(answer.body),
-            ])
+        let rows = answers.map { key, fingerprint, answer -> Query in
+            """
+            (\(key.value), \(fingerprint.canonicalText), \(fingerprint.method), \(fingerprint.target), \(Int32(answer.status))::smallint, \
+            \(answer.headersJSON), \(answer.body))
+            """
         }
         return """
             INSERT INTO idempotency_keys AS existing (ledger_id, key, fingerprint, method, path, status, headers, body)
             SELECT \(ledger)::bigint, a.key, sha256(convert_to(a.canonical, 'UTF8')), a.method, a.path, a.status, a.headers::json, a.body
-            FROM json_to_recordset(\(JSONWriter.string(.array(rows)))::json)
-                AS a(key text, canonical text, method text, path text, status smallint, headers text, body text)
+            FROM (VALUES \(Query.joined(rows, separator: ", "))) AS a(key, canonical, method, path, status, headers, body)
             ON CONFLICT (ledger_id, key) DO UPDATE
                 SET fingerprint = excluded.fingerprint, method = excluded.method, path = excluded.path,
                     status = excluded.status, headers = excluded.headers, body = excluded.body, created_at = now()
