@@ -126,7 +126,17 @@ public struct JSONParser {
 
     private mutating func parseString() throws(Failure) -> String {
         position += 1
-        var utf8: [UInt8] = []
+        // Most strings hold no escape: the String is made from the bytes in place, not copied out byte by byte.
+        let start = position
+        while let byte = current, byte != UInt8(ascii: "\""), byte != UInt8(ascii: "\\"), byte >= 0x20 { position += 1 }
+        if current == UInt8(ascii: "\"") {
+            let end = position
+            position += 1
+            let text = bytes.withUnsafeBufferPointer { String(validating: UnsafeBufferPointer(rebasing: $0[start..<end]), as: UTF8.self) }
+            guard let text else { throw failure("string is not valid UTF-8") }
+            return text
+        }
+        var utf8 = Array(bytes[start..<position])
         while true {
             guard let byte = current else { throw failure("unterminated string") }
             switch byte {
