@@ -8,11 +8,27 @@ import CLibPQ
 enum LibPQ {
     /// Calls `body` with a query's parameter count and values (NULL for SQL NULL) as C strings, valid
     /// during the call only: libpq copies them into its output buffer.
+    ///
+    /// The values are copied one after another, each with its NUL, into one buffer: one allocation for the
+    /// statement where a copy of each value cost one (an atomic batch's statements bind thousands).
     static func withBindings<T>(_ query: Query, _ body: (Int32, UnsafePointer<UnsafePointer<CChar>?>?) -> T) -> T {
-        let copies = query.bindings.map { $0.flatMap { strdup($0) } }
-        defer { copies.forEach { free($0) } }
-        let pointers = copies.map { UnsafePointer($0) }
-        return pointers.withUnsafeBufferPointer { body(Int32($0.count), $0.baseAddress) }
+        var storage: [UInt8] = []
+        storage.reserveCapacity(query.bindings.reduce(0) { $0 + ($1?.utf8.count ?? 0) + 1 })
+        let offsets = query.bindings.map { value -> Int? in
+            guard let value else { return nil }
+            let offset = storage.count
+            storage.append(contentsOf: value.utf8)
+            storage.append(0)
+            return offset
+        }
+        return storage.withUnsafeBytes { buffer in
+            let start = buffer.baseAddress?.assumingMemoryBound(to: CChar.self)
+            let pointers = offsets.map { offset -> UnsafePointer<CChar>? in
+                guard let offset, let start else { return nil }
+                return UnsafePointer(start + offset)
+            }
+            return pointers.withUnsafeBufferPointer { body(Int32($0.count), $0.baseAddress) }
+        }
     }
 
     /// Whether a finished result reports success; COPY and pipeline results are never expected.
