@@ -44,11 +44,21 @@ public struct Query: Sendable, Hashable {
                 rendered.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<index]))
                 number += 1
                 rendered.append(UInt8(ascii: "$"))
-                rendered.append(contentsOf: String(number).utf8)
+                Self.appendDecimal(number, to: &rendered)
                 runStart = index + 1
             }
             rendered.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart...]))
             return String(decoding: rendered, as: UTF8.self)
+        }
+    }
+
+    /// Appends the decimal digits of `number` (positive), without making a `String` of them.
+    private static func appendDecimal(_ number: Int, to bytes: inout [UInt8]) {
+        var divisor = 1
+        while divisor <= number / 10 { divisor *= 10 }
+        while divisor > 0 {
+            bytes.append(UInt8(ascii: "0") + UInt8(number / divisor % 10))
+            divisor /= 10
         }
     }
 
