@@ -52,6 +52,7 @@ let package = Package(
                 "HTTPWire",
                 "Sockets",
                 "JSONText",
+                "LogHandlers",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
@@ -136,7 +137,7 @@ let package = Package(
             path: "Tests/TestSupport"
         ),
         .testTarget(name: "SocketsTests", dependencies: ["Sockets"]),
-        .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "TestSupport"]),
+        .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "LogHandlers", "TestSupport"]),
         .testTarget(name: "LogHandlersTests", dependencies: ["LogHandlers", "TestSupport"]),
         .testTarget(
             name: "PostgresTests",

@@ -129,3 +129,54 @@ extension Logger.Metadata {
         return merged
     }
 }
+
+extension JSONLogHandler: AccessLogHandler {
+    public func logAccess(_ entry: AccessLogEntry, source: String) {
+        write(accessLine(for: entry, source: source, at: Self.now()))
+    }
+
+    /// The line `line(for:at:)` writes for `entry`'s message and metadata logged at `.info` from `source`,
+    /// written from the entry's fields when nothing is merged into them (the server's case).
+    func accessLine(for entry: AccessLogEntry, source: String, at timestamp: String) -> [UInt8] {
+        guard metadata.isEmpty, metadataProvider == nil else {
+            let event = LogEvent(
+                level: .info, message: "\(entry.message)", metadata: entry.metadata, source: source, file: #fileID,
+                function: #function, line: #line)
+            return line(for: event, at: timestamp)
+        }
+        var line: [UInt8] = []
+        line.reserveCapacity(320)
+        line.appendLiteral("{\"timestamp\":\"")
+        line.appendUTF8(timestamp)
+        line.appendLiteral("\",\"level\":\"info\",\"label\":")
+        JSONQuoting.append(label, to: &line)
+        line.appendLiteral(",\"source\":")
+        JSONQuoting.append(source, to: &line)
+        line.appendLiteral(",\"message\":")
+        var message: [UInt8] = []
+        message.reserveCapacity(64)
+        entry.appendMessage(to: &message)
+        message.withUnsafeBytes { JSONQuoting.append(utf8: $0, to: &line) }
+        // The keys in sorted order, none of them a fixed field's name; numbers as JSON numbers.
+        if let bytes = entry.bytes {
+            line.appendLiteral(",\"bytes\":")
+            line.appendDecimal(bytes)
+        }
+        if let client = entry.client {
+            line.appendLiteral(",\"client\":")
+            JSONQuoting.append(client, to: &line)
+        }
+        line.appendLiteral(",\"duration_ms\":")
+        entry.appendDurationValue(to: &line)
+        line.appendLiteral(",\"method\":")
+        JSONQuoting.append(entry.method, to: &line)
+        line.appendLiteral(",\"request-id\":")
+        JSONQuoting.append(entry.requestID, to: &line)
+        line.appendLiteral(",\"route\":")
+        JSONQuoting.append(entry.route, to: &line)
+        line.appendLiteral(",\"status\":")
+        line.appendDecimal(entry.status)
+        line.appendLiteral("}\n")
+        return line
+    }
+}

@@ -87,3 +87,51 @@ public struct TextLogHandler: LogHandler {
 
     private static let lastTimestamp = Mutex<(second: time_t, text: [UInt8])>((-1, []))
 }
+
+extension TextLogHandler: AccessLogHandler {
+    public func logAccess(_ entry: AccessLogEntry, source: String) {
+        sink.write(accessLine(for: entry, source: source, at: Self.timestamp()))
+    }
+
+    /// The line `line(for:at:)` writes for `entry`'s message and metadata logged at `.info` from `source`,
+    /// written from the entry's fields when nothing is merged into them (the server's case).
+    func accessLine(for entry: AccessLogEntry, source: String, at timestamp: [UInt8]) -> [UInt8] {
+        guard metadata.isEmpty, metadataProvider == nil else {
+            let event = LogEvent(
+                level: .info, message: "\(entry.message)", metadata: entry.metadata, source: source, file: #fileID,
+                function: #function, line: #line)
+            return line(for: event, at: timestamp)
+        }
+        var line: [UInt8] = []
+        line.reserveCapacity(256)
+        line += timestamp
+        line.appendLiteral(" info ")
+        line.appendUTF8(label)
+        line.append(UInt8(ascii: ":"))
+        // The keys in sorted order, as `line(for:at:)` writes metadata.
+        if let bytes = entry.bytes {
+            line.appendLiteral(" bytes=")
+            line.appendDecimal(bytes)
+        }
+        if let client = entry.client {
+            line.appendLiteral(" client=")
+            line.appendUTF8(client)
+        }
+        line.appendLiteral(" duration_ms=")
+        entry.appendDurationValue(to: &line)
+        line.appendLiteral(" method=")
+        line.appendUTF8(entry.method)
+        line.appendLiteral(" request-id=")
+        line.appendUTF8(entry.requestID)
+        line.appendLiteral(" route=")
+        line.appendUTF8(entry.route)
+        line.appendLiteral(" status=")
+        line.appendDecimal(entry.status)
+        line.appendLiteral(" [")
+        line.appendUTF8(source)
+        line.appendLiteral("] ")
+        entry.appendMessage(to: &line)
+        line.append(UInt8(ascii: "\n"))
+        return line
+    }
+}

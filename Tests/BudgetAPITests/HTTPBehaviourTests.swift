@@ -1,4 +1,5 @@
 import Foundation
+import HTTPServer
 import Postgres
 import Testing
 import TestSupport
@@ -116,6 +117,11 @@ import APITestSupport
             let health = try await app.request("GET", "/health")
             #expect(health.status == 200)
             #expect(health.object["status"] as? String == "ok")
+            // Tagged once at start-up, with the tag the middleware gives any answer of these bytes.
+            let tag = EntityTag.strong(body: Array(#"{"status":"ok"}"#.utf8)[...], headerValues: [[String]()])  // no X-Total-Count
+            #expect(health.header("ETag") == tag.headerValue)
+            let unchanged = try await app.request("GET", "/health", headers: [("If-None-Match", health.header("ETag") ?? "")])
+            #expect(unchanged.status == 304)
             let ready = try await app.request("GET", "/ready")
             #expect(ready.status == 200)
             #expect(ready.object["status"] as? String == "ready")

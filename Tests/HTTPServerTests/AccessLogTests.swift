@@ -1,5 +1,6 @@
 import Foundation
 @testable import HTTPServer
+import LogHandlers
 import Logging
 import Testing
 import TestSupport
@@ -111,5 +112,33 @@ extension LogCapture {
             throw error
         }
         await server.shutdown(gracePeriod: .seconds(1))
+    }
+}
+
+/// With LogHandlers' text handler the access line is written from the request's fields, and reads as the
+/// swift-log line with the same message and metadata (docs/operations.md).
+@Suite struct AccessLogHandlerTests {
+    @Test func aTextHandlerGetsTheLineWithoutAMetadataDictionary() async throws {
+        var ends: [Int32] = [0, 0]
+        try #require(pipe(&ends) == 0)
+        defer { close(ends[0]); close(ends[1]) }
+        let sink = LogSink(descriptor: ends[1])
+        let logger = Logger(label: "budget-server") { label in TextLogHandler(label: label, sink: sink) }
+        var router = Router<Void>()
+        router.get("/items/:id") { _ in .text("item") }
+        let pipeline = RequestPipeline(router: router, context: (), observers: [AccessLog(logger: logger)], logger: logger)
+        _ = await pipeline.respond(to: Request(method: .get, target: "/items/9?x=1", headers: ["X-Request-Id": "r-1"]))
+        _ = await pipeline.respond(to: Request(method: .get, target: "/nothing", headers: ["X-Request-Id": "r-2"]))
+        sink.flush()
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        let count = read(ends[0], &buffer, buffer.count)
+        let lines = String(decoding: buffer[0..<max(0, count)], as: UTF8.self).split(separator: "\n").map(String.init)
+        try #require(lines.count == 2, "\(lines)")
+        let found =
+            #/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ info budget-server: bytes=4 duration_ms=\d+\.\d{1,3} method=GET request-id=r-1 route=/items/:id status=200 \[HTTPServer\] GET /items/9\?x=1 200 4 \d+\.\d{3}ms$/#
+        #expect(lines[0].wholeMatch(of: found) != nil, "\(lines[0])")
+        let missing =
+            #/^\S+ info budget-server: bytes=\d+ duration_ms=\S+ method=GET request-id=r-2 route=unmatched status=404 \[HTTPServer\] GET /nothing 404 \d+ \S+ms$/#
+        #expect(lines[1].wholeMatch(of: missing) != nil, "\(lines[1])")
     }
 }

@@ -1,3 +1,4 @@
+import LogHandlers
 import Logging
 import Sockets
 
@@ -13,54 +14,39 @@ import Sockets
 /// The request id itself is assigned by the server before any handler runs and always returned in
 /// `X-Request-Id`; this only reports it. Framing faults, which never reach a handler, are logged by the
 /// connection in the same shape.
+///
+/// When the logger's handler is one of LogHandlers' (`AccessLogHandler`), the fields go to it as an
+/// `AccessLogEntry` and it writes the same line without a metadata dictionary (bench/README.md
+/// "bench/health"); any other handler gets the message and metadata through swift-log.
 public struct AccessLog: RequestObserver {
     /// The route label of a request whose path no route has.
     public static let unmatchedRoute = "unmatched"
 
+    /// What swift-log names as the source of a line logged here: this module's name.
+    private static let source = String(#fileID.prefix { $0 != "/" })
+
     private let logger: Logger
+    private let accessHandler: (any AccessLogHandler)?
 
     public init(logger: Logger) {
         self.logger = logger
+        accessHandler = logger.handler as? any AccessLogHandler
     }
 
     public func requestStarted(_ request: Request) {}
 
     public func requestFinished(_ request: Request, response: Response, duration: Duration) {
-        let micros = duration.wholeMicroseconds
-        // Room for all seven fields at once: a literal of six grew (rehashing every key) when `client` came.
-        var metadata = Logger.Metadata(minimumCapacity: 7)
-        metadata["request-id"] = .string(request.id)
-        metadata["method"] = .string(request.method.rawValue)
-        metadata["route"] = .string(request.fullRoute ?? Self.unmatchedRoute)
-        metadata["status"] = .stringConvertible(response.status.code)
-        metadata["bytes"] = .stringConvertible(response.body.count)
-        metadata["duration_ms"] = .stringConvertible(Double(micros) / 1000)
-        if let client = request.origin.address { metadata["client"] = .string(client) }
-        let isStreamed = response.stream != nil
-        if isStreamed { metadata["bytes"] = nil }
-        logger.info(Self.message(request, response, isStreamed: isStreamed, micros: micros), metadata: metadata)
-    }
-
-    /// `GET /categories/7 200 57 0.412ms`, or `chunked` in place of the size: appended into one String
-    /// reserved up front, where an interpolation grew its buffer several times per line.
-    private static func message(_ request: Request, _ response: Response, isStreamed: Bool, micros: Int64) -> Logger.Message {
-        var text = ""
-        text.reserveCapacity(request.method.rawValue.utf8.count + request.target.utf8.count + 32)
-        text += request.method.rawValue
-        text += " "
-        text += request.target
-        text += " "
-        text += String(response.status.code)
-        text += isStreamed ? " chunked " : " " + String(response.body.count) + " "
-        text += milliseconds(micros)
-        text += "ms"
-        return Logger.Message(stringLiteral: text)
-    }
-
-    /// Microseconds as milliseconds with three decimals, e.g. `"1.024"`.
-    static func milliseconds(_ micros: Int64) -> String {
-        let fraction = String(micros % 1000)
-        return "\(micros / 1000)." + String(repeating: "0", count: 3 - fraction.count) + fraction
+        guard logger.logLevel <= .info else { return }
+        let entry = AccessLogEntry(
+            requestID: request.id, method: request.method.rawValue, target: request.target,
+            route: request.fullRoute ?? Self.unmatchedRoute, status: response.status.code,
+            bytes: response.stream == nil ? response.body.count : nil, microseconds: duration.wholeMicroseconds,
+            client: request.origin.address)
+        if let accessHandler {
+            accessHandler.logAccess(entry, source: Self.source)
+        } else {
+            logger.info("\(entry.message)", metadata: entry.metadata)
+        }
     }
 }
 

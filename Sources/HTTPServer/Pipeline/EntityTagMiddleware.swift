@@ -27,6 +27,9 @@ public struct EntityTagMiddleware: Middleware {
         guard isTagged(response, for: request.method) else { return response }
         let tag: EntityTag?
         if let existing = response.headers["ETag"] {
+            // Read only when there is a condition to compare it with: a constant answer tagged once
+            // (`/health`) is not parsed again on every request.
+            guard condition != nil else { return response }
             tag = EntityTag(headerValue: existing)
         } else if response.stream != nil {
             return response
