@@ -45,6 +45,12 @@ public struct AccessLogEntry: Sendable {
         return String(decoding: text, as: UTF8.self)
     }
 
+    /// The entry as swift-log hands a handler a line logged at `.info` from `source`: what a handler with
+    /// metadata of its own writes instead, merging that as for any line.
+    func event(source: String) -> LogEvent {
+        LogEvent(level: .info, message: "\(message)", metadata: metadata, source: source, file: #fileID, function: #function, line: #line)
+    }
+
     /// The fields as swift-log metadata, for any other handler; `duration_ms` a `Double`, as a JSON number.
     public var metadata: Logger.Metadata {
         // Room for all seven fields at once: a literal of six grew (rehashing every key) when `client` came.

@@ -96,12 +96,7 @@ extension TextLogHandler: AccessLogHandler {
     /// The line `line(for:at:)` writes for `entry`'s message and metadata logged at `.info` from `source`,
     /// written from the entry's fields when nothing is merged into them (the server's case).
     func accessLine(for entry: AccessLogEntry, source: String, at timestamp: [UInt8]) -> [UInt8] {
-        guard metadata.isEmpty, metadataProvider == nil else {
-            let event = LogEvent(
-                level: .info, message: "\(entry.message)", metadata: entry.metadata, source: source, file: #fileID,
-                function: #function, line: #line)
-            return line(for: event, at: timestamp)
-        }
+        guard metadata.isEmpty, metadataProvider == nil else { return line(for: entry.event(source: source), at: timestamp) }
         var line: [UInt8] = []
         line.reserveCapacity(256)
         line += timestamp
