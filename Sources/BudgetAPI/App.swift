@@ -118,8 +118,11 @@ public enum BudgetApp {
             .register(in: &router)
         LedgerRoutes(cache: authCache).register(in: &router)
 
-        let idempotency = Idempotency()
         let tags = EntityTagMiddleware(representationHeaders: representationHeaders, percentEncodingAdvice: percentEncodingAdvice)
+        let combinableCreates = TypedResources.all.reduce(into: [RouteSignature: CombinableCreate]()) { creates, resource in
+            creates.merge(resource.combinableCreates(clock: options.clock)) { first, _ in first }
+        }
+        let idempotency = Idempotency(creates: KeyedCreates(creates: combinableCreates, tags: tags))
         let preconditions = Preconditions(representationHeaders: representationHeaders)
         let keys = IdempotentWrites(idempotency: idempotency)
         // Innermost first: a precondition is judged in the write's transaction; the answer gets its ETag
@@ -134,9 +137,6 @@ public enum BudgetApp {
             return handler
         }
         // A batch's operations take every route but the batch itself; the batch as a whole takes a key.
-        let combinableCreates = TypedResources.all.reduce(into: [RouteSignature: CombinableCreate]()) { creates, resource in
-            creates.merge(resource.combinableCreates(clock: options.clock)) { first, _ in first }
-        }
         let batch = BatchRoute(
             routes: routes, idempotency: idempotency, maximumOperations: options.batchLimit, scope: ledgerScope,
             combinableCreates: combinableCreates, tags: tags)

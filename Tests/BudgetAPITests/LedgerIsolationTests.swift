@@ -567,6 +567,8 @@ final class Fixture {
             ("/categories", #"{"title":"\#(mark) idem","amount":1}"#, "shared-key-1"),
             ("/posts", #"{"title":"\#(mark) idem post"}"#, "shared-key-2"),
             ("/categories", #"{"title":"\#(mark) idem batch","amount":1}"#, "shared-batch-key"),
+            // A create written with its key in one statement (migrations/0024).
+            ("/transactions", #"{"categoryId":1,"title":"\#(mark) idem","amount":"-1.00","date":"2026-11-03"}"#, "shared-key-3"),
         ] {
             for (prefix, suffix) in [("", ""), ("/ledgers/\(b)", "-scoped")] {
                 let stored = try await app.request(
@@ -846,6 +848,14 @@ final class Fixture {
             leak("POST /transactions with importId imp-1 as A: \(taken.status) Location \(taken.header("Location") ?? "-")")
         }
         _ = try await expectCreated("POST", "/transactions", #"{"id":8,"categoryId":1,"title":"Eight","amount":"-1.00","date":"2026-11-03"}"#)
+        // A key B used for a create written in one statement with it is A's own; with B's category, refused and
+        // not kept.
+        try await attackIdempotent(
+            "/transactions", #"{"categoryId":1,"title":"Idem A{v}","amount":"-1.00","date":"2026-11-03"}"#, key: "shared-key-3")
+        let keyed = try await attack(
+            "POST", "/transactions", #"{"categoryId":6,"title":"V","amount":"-1.00","date":"2026-11-03"}"#,
+            headers: [("Idempotency-Key", "shared-key-3-b-category")])
+        if keyed.status != 422 { leak("a keyed POST /transactions naming B's category 6 as A: \(keyed.status) \(keyed.text.prefix(200))") }
         // A split's part naming B's category.
         try await expectUnknownCategory("POST", "/transactions", Self.splitNamingB)
         try await expectUnknownCategory("POST", "/accounts/1/transactions", Self.splitNamingB)

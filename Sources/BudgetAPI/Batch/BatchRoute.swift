@@ -103,7 +103,7 @@ struct BatchRoute: Sendable {
             // A refusal ends the batch: the operations after it never run, so their keys are not claimed.
             guard case .ready(let request, _) = ready else { break }
             if let key = operation.idempotencyKey {
-                keyed[index] = BatchKeys.Keyed(index: index, key: key, fingerprint: RequestFingerprint(request))
+                keyed[index] = BatchKeys.Keyed(index: index, key: key, fingerprint: RequestFingerprint(request), request: request)
             }
         }
         var keys = try await idempotency.claim(keyed.values.sorted { $0.index < $1.index }, in: database)
@@ -125,7 +125,11 @@ struct BatchRoute: Sendable {
                 answer = refusal
             case .ready(let request, let endpoint):
                 let execute = { try await Self.answer(request, endpoint: endpoint, database: database) }
-                if let keyed = keyed[index] { answer = try await keys.answer(keyed, execute: execute) } else { answer = try await execute() }
+                if let keyed = keyed[index] {
+                    answer = try await keys.answer(keyed, database: database, execute: execute)
+                } else {
+                    answer = try await execute()
+                }
             }
             results.append(answer)
             if !answer.status.isSuccess { return results }
@@ -205,7 +209,7 @@ struct BatchRoute: Sendable {
         guard let key = operation.idempotencyKey else { return try await answer(database) }
         do {
             return try await idempotency.run(
-                key: key, fingerprint: RequestFingerprint(request), database: database, execute: answer)
+                request, key: key, fingerprint: RequestFingerprint(request), database: database, execute: answer)
         } catch let error as IdempotencyError {
             return error.problem.response
         }

@@ -17,6 +17,9 @@ struct CombinableCreate: Sendable {
     let row: @Sendable (Request, Database) -> Query?
     /// One INSERT of the rows, answering one row per row, in their order.
     let insert: @Sendable ([Query]) -> Query
+    /// How many columns each row of the INSERT answers: what a keyed create stores of it to replay
+    /// (`Idempotency`, docs/sync.md).
+    let columns: Int
     /// The route's answer to each row of the INSERT, in order, before the middleware every route's answer
     /// passes through (`BatchRoute.tags`).
     let answers: @Sendable (QueryResult) throws -> [Response]

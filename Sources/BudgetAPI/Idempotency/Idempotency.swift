@@ -25,20 +25,31 @@ import Postgres
 // so a keyed write costs the round trips of the same write in a transaction of its own and no more: a keyed
 // POST is two. An atomic batch claims all its keys in one statement before its first operation and stores
 // all its answers in one statement with its COMMIT (`BatchKeys`).
+//
+// A create on a route that can write its row in one INSERT (`CombinableCreate`) takes one round trip instead:
+// its statement writes the record and the key's row together, the row keeping the record's columns rather than
+// the answer (`IdempotencyQueries.createAndStore`, migrations/0024), and a retry renders them again. When that
+// statement fails (the key has a row, or the route refuses the record), nothing of it was written and the
+// request runs the general way above, which replays, refuses (409/422) or gives the route's own error.
 
 /// Runs requests at most once per idempotency key, replaying the first answer to retries.
 struct Idempotency: Sendable {
     static let replayedHeader = "Idempotent-Replayed"
 
     let purger = PeriodicPurge(statement: IdempotencyQueries.purgeExpired)
+    /// The creates a keyed request writes in one statement, and how their kept rows are answered.
+    let creates: KeyedCreates
 
     /// `execute`'s answer, run on the session of one transaction with the key's record, or the key's
     /// stored answer.
     func run(
-        key: IdempotencyKey, fingerprint: RequestFingerprint, database: Database,
+        _ request: Request, key: IdempotencyKey, fingerprint: RequestFingerprint, database: Database,
         execute: (Database) async throws -> Response
     ) async throws -> Response {
         try await purger.purgeIfDue(in: database)
+        if let created = try await createInOneStatement(request, key: key, fingerprint: fingerprint, database: database) {
+            return created
+        }
         do {
             return try await database.withinTransaction(commitIf: { $0.status.isSuccess }) { transaction in
                 let claim = transaction.sendWithNext(IdempotencyQueries.claimOrRefuse(key, in: transaction.ledger))
@@ -58,16 +69,38 @@ struct Idempotency: Sendable {
         } catch let refusal as PostgresError where refusal.sqlState == .idempotencyKeyBusy {
             throw IdempotencyError.inProgress(key)
         } catch let refusal as PostgresError where refusal.sqlState == .idempotencyKeyAnswered {
-            return try await storedAnswer(key: key, fingerprint: fingerprint, database: database) {
-                try await run(key: key, fingerprint: fingerprint, database: database, execute: execute)
+            return try await storedAnswer(request, key: key, fingerprint: fingerprint, database: database) {
+                try await run(request, key: key, fingerprint: fingerprint, database: database, execute: execute)
             }
         }
+    }
+
+    /// The answer of a create written with its key in one statement (`IdempotencyQueries.createAndStore`); nil
+    /// when the request is not such a create, or when PostgreSQL refused the statement, which then wrote
+    /// nothing: the request runs the general way.
+    private func createInOneStatement(
+        _ request: Request, key: IdempotencyKey, fingerprint: RequestFingerprint, database: Database
+    ) async throws -> Response? {
+        // Inside a transaction (a batch's operation) a refused statement would abort the transaction itself.
+        guard !database.isInTransaction, let create = creates.create(for: request), let row = create.row(request, database) else {
+            return nil
+        }
+        let statement = IdempotencyQueries.createAndStore(
+            create.insert([row]), columns: create.columns, key: key, fingerprint: fingerprint, in: database.ledger)
+        let result: QueryResult
+        do {
+            result = try await database.query(statement)
+        } catch let refusal as PostgresError where refusal.kind == .server {
+            return nil
+        }
+        return try await creates.answer(request, create: create, result: result)
     }
 
     /// The answer stored under a key found answered: its replay, or 422 for another request. `runAnew` when
     /// the answer expired since, or 409 when the key is held again.
     private func storedAnswer(
-        key: IdempotencyKey, fingerprint: RequestFingerprint, database: Database, runAnew: () async throws -> Response
+        _ request: Request, key: IdempotencyKey, fingerprint: RequestFingerprint, database: Database,
+        runAnew: () async throws -> Response
     ) async throws -> Response {
         let row = try await database.query(IdempotencyQueries.claim(key, fingerprint: fingerprint, in: database.ledger))[0]
         switch try StoredAnswer.Claim(row) {
@@ -75,13 +108,27 @@ struct Idempotency: Sendable {
         case .free: return try await runAnew()
         case .stored(let answer, let matches):
             guard matches else { throw IdempotencyError.reusedForAnotherRequest(key) }
-            return try answer.replayed()
+            return try await replay(answer, of: request, key: key, database: database)
         }
+    }
+
+    /// A stored answer as a retry of `request` gets it, marked `Idempotent-Replayed: true`. A create written in
+    /// one statement kept its row: the route renders it again, with the headers it gave the first time.
+    func replay(_ answer: StoredAnswer, of request: Request, key: IdempotencyKey, database: Database) async throws -> Response {
+        guard answer.isWrittenRow else { return try answer.replayed() }
+        // The fingerprint matched, so this is the same method and path: the route that wrote the row.
+        guard let create = creates.create(for: request) else {
+            throw PostgresError(kind: .decoding, message: "key \(key.value) keeps a written row, but \(request.method) \(request.path) writes none")
+        }
+        let rows = try await database.query(IdempotencyQueries.writtenRow(key, columns: create.columns, in: database.ledger))
+        var response = try await creates.answer(request, create: create, result: rows)
+        response.headers.replaceOrAdd(Self.replayedHeader, "true")
+        return response
     }
 
     /// Claims the keys of an atomic batch's operations in one statement, in `transaction` (the batch's).
     func claim(_ keyed: [BatchKeys.Keyed], in transaction: Database) async throws -> BatchKeys {
-        guard !keyed.isEmpty else { return BatchKeys(claims: [:]) }
+        guard !keyed.isEmpty else { return BatchKeys(claims: [:], idempotency: self) }
         try await purger.purgeIfDue(in: transaction)
         let rows = try await transaction.query(
             IdempotencyQueries.claimAll(keyed.map { ($0.key, $0.fingerprint) }, in: transaction.ledger))
@@ -90,7 +137,29 @@ struct Idempotency: Sendable {
         }
         var claims: [Int: StoredAnswer.Claim] = [:]
         for (index, operation) in keyed.enumerated() { claims[operation.index] = try StoredAnswer.Claim(rows[index]) }
-        return BatchKeys(claims: claims)
+        return BatchKeys(claims: claims, idempotency: self)
+    }
+}
+
+/// The create routes a keyed request writes in one statement with its key (`Idempotency`), by route, and what
+/// their answers pass through on the way out (App.makeService): the ETag, as for the route's own answers.
+struct KeyedCreates: Sendable {
+    let creates: [RouteSignature: CombinableCreate]
+    let tags: EntityTagMiddleware
+
+    /// The create of `request`'s route, if it has one.
+    func create(for request: Request) -> CombinableCreate? {
+        guard let route = request.route else { return nil }
+        return creates[RouteSignature(request.method, route)]
+    }
+
+    /// The route's answer to the one row of `result`, as the route itself answers it.
+    func answer(_ request: Request, create: CombinableCreate, result: QueryResult) async throws -> Response {
+        let answers = try create.answers(result)
+        guard answers.count == 1 else {
+            throw PostgresError(kind: .decoding, message: "a keyed create answered \(answers.count) rows")
+        }
+        return try await tags.respond(to: request) { _ in answers[0] }
     }
 }
 
@@ -106,26 +175,30 @@ struct BatchKeys {
         let index: Int
         let key: IdempotencyKey
         let fingerprint: RequestFingerprint
+        /// The operation as a request of its own, for the replay of a row its key kept (`Idempotency.replay`).
+        let request: Request
     }
 
     /// What claiming found, by operation index.
     fileprivate let claims: [Int: StoredAnswer.Claim]
+    private let idempotency: Idempotency
     /// The answers this batch gave its keys, to store at its commit, in order, each key once.
     private var fresh: [(key: IdempotencyKey, fingerprint: RequestFingerprint, answer: StoredAnswer)] = []
 
-    fileprivate init(claims: [Int: StoredAnswer.Claim]) {
+    fileprivate init(claims: [Int: StoredAnswer.Claim], idempotency: Idempotency) {
         self.claims = claims
+        self.idempotency = idempotency
     }
 
     /// Operation `keyed.index`'s answer: `execute`'s, or the key's stored or earlier answer, or its refusal.
-    mutating func answer(_ keyed: Keyed, execute: () async throws -> Response) async throws -> Response {
+    mutating func answer(_ keyed: Keyed, database: Database, execute: () async throws -> Response) async throws -> Response {
         guard let claim = claims[keyed.index] else { preconditionFailure("operation \(keyed.index)'s key was not claimed") }
         switch claim {
         case .busy:
             return IdempotencyError.inProgress(keyed.key).problem.response
         case .stored(let answer, let matches):
             guard matches else { return IdempotencyError.reusedForAnotherRequest(keyed.key).problem.response }
-            return try answer.replayed()
+            return try await idempotency.replay(answer, of: keyed.request, key: keyed.key, database: database)
         case .free:
             if let earlier = fresh.first(where: { $0.key == keyed.key }) {
                 guard earlier.fingerprint.canonicalText == keyed.fingerprint.canonicalText else {
@@ -171,6 +244,8 @@ struct StoredAnswer {
     /// `[[name, value], …]`
     let headersJSON: String
     let body: String
+    /// Whether the key keeps a created row instead of the answer (`IdempotencyQueries.createAndStore`).
+    var isWrittenRow = false
 
     /// What claiming a key found.
     enum Claim {
@@ -182,10 +257,11 @@ struct StoredAnswer {
         init(_ row: Row) throws {
             guard try row.decode(Bool.self, at: 0) else { self = .busy; return }
             guard try row.decode(Bool.self, at: 1) else { self = .free; return }
-            let answer = StoredAnswer(
+            var answer = StoredAnswer(
                 status: Int(try row.decode(Int16.self, at: 3)),
                 headersJSON: try row.decode(String.self, at: 4),
                 body: try row.decode(String.self, at: 5))
+            answer.isWrittenRow = try row.decode(Bool.self, at: 6)
             self = .stored(answer, fingerprintMatches: try row.decode(Bool.self, at: 2))
         }
     }

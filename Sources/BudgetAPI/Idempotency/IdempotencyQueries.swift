@@ -12,7 +12,8 @@ enum IdempotencyQueries {
     static let lifetime: Query = "interval '24 hours'"
 
     /// One statement: try to take the key's transaction lock (never waiting), and only if taken, read the
-    /// key's live row. Columns: locked, found, fingerprint matches, status, headers (JSON text), body.
+    /// key's live row. Columns: locked, found, fingerprint matches, status, headers (JSON text), body, and
+    /// whether the answer is a written row (`createAndStore`).
     ///
     /// Not waiting is the point: a second request with the key while the first still runs, on any server
     /// process, answers 409 at once instead of queueing behind it.
@@ -22,7 +23,7 @@ enum IdempotencyQueries {
     static func claim(_ key: IdempotencyKey, fingerprint: RequestFingerprint, in ledger: LedgerID) -> Query {
         """
         SELECT l.locked, k.key IS NOT NULL, k.fingerprint = sha256(convert_to(\(fingerprint.canonicalText), 'UTF8')),
-               k.status, k.headers::text, k.body
+               k.status, k.headers::text, k.body, k.written_row IS NOT NULL
         FROM (SELECT pg_try_advisory_xact_lock(\(lockSpace), hashtext(\(ledger)::text || ':' || \(key.value))) AS locked) l
         LEFT JOIN idempotency_keys k
             ON l.locked AND k.ledger_id = \(ledger) AND k.key = \(key.value) AND k.created_at > now() - \(lifetime)
@@ -54,14 +55,14 @@ enum IdempotencyQueries {
         let elements = keys.map { JSONValue.object(["key": .string($0.key.value), "canonical": .string($0.fingerprint.canonicalText)]) }
         return """
             SELECT c.locked, k.found IS NOT NULL, k.fingerprint = sha256(convert_to(c.canonical, 'UTF8')),
-                   k.status, k.headers::text, k.body
+                   k.status, k.headers::text, k.body, k.written_row IS NOT NULL
             FROM (
                 SELECT e.key, e.canonical, e.n, pg_try_advisory_xact_lock(\(lockSpace), hashtext(\(ledger)::text || ':' || e.key)) AS locked
                 FROM ROWS FROM (json_to_recordset(\(JSONWriter.string(.array(elements)))::json) AS (key text, canonical text))
                     WITH ORDINALITY AS e(key, canonical, n)
                 OFFSET 0) c
             LEFT JOIN LATERAL (
-                SELECT true AS found, k.fingerprint, k.status, k.headers, k.body FROM idempotency_keys k
+                SELECT true AS found, k.fingerprint, k.status, k.headers, k.body, k.written_row FROM idempotency_keys k
                 WHERE c.locked AND k.ledger_id = \(ledger) AND k.key = c.key AND k.created_at > now() - \(lifetime)
                 LIMIT 1) k ON true
             ORDER BY c.n
@@ -87,7 +88,8 @@ enum IdempotencyQueries {
             FROM (VALUES \(Query.joined(rows, separator: ", "))) AS a(key, canonical, method, path, status, headers, body)
             ON CONFLICT (ledger_id, key) DO UPDATE
                 SET fingerprint = excluded.fingerprint, method = excluded.method, path = excluded.path,
-                    status = excluded.status, headers = excluded.headers, body = excluded.body, created_at = now()
+                    status = excluded.status, headers = excluded.headers, body = excluded.body, written_row = NULL,
+                    created_at = now()
                 WHERE existing.created_at <= now() - \(lifetime)
             """
     }
@@ -104,8 +106,41 @@ enum IdempotencyQueries {
                 \(fingerprint.target), \(Int32(status))::smallint, \(headers)::json, \(body))
         ON CONFLICT (ledger_id, key) DO UPDATE
             SET fingerprint = excluded.fingerprint, method = excluded.method, path = excluded.path,
-                status = excluded.status, headers = excluded.headers, body = excluded.body, created_at = now()
+                status = excluded.status, headers = excluded.headers, body = excluded.body, written_row = NULL,
+                created_at = now()
             WHERE existing.created_at <= now() - \(lifetime)
+        """
+    }
+
+    /// A keyed create as one statement (docs/sync.md, "How a push is written"): `insert`, a create route's
+    /// INSERT of one row answering `columns` columns, and the key's row, which keeps that row's columns as text
+    /// for a retry to be answered from (`writtenRow`). Answers the INSERT's row.
+    ///
+    /// The key's row is a plain INSERT: when the key already has a row, live or expired, its unique index
+    /// refuses the statement and nothing of it is written; a request with the same key still running holds the
+    /// index entry, so this one waits for it and then fails the same way. The request then runs as every keyed
+    /// request does, which replays, refuses or replaces what the key holds.
+    static func createAndStore(
+        _ insert: Query, columns: Int, key: IdempotencyKey, fingerprint: RequestFingerprint, in ledger: LedgerID
+    ) -> Query {
+        let names = (1...columns).map { "c\($0)" }
+        return """
+            WITH w(\(unsafeSQL: names.joined(separator: ", "))) AS (\(insert)),
+            k AS (
+                INSERT INTO idempotency_keys (ledger_id, key, fingerprint, method, path, status, headers, body, written_row)
+                SELECT \(ledger)::bigint, \(key.value)::text, sha256(convert_to(\(fingerprint.canonicalText), 'UTF8')),
+                       \(fingerprint.method)::text, \(fingerprint.target)::text, 201, '[]'::json, '', ARRAY[\(unsafeSQL: names.map { "w.\($0)::text" }.joined(separator: ", "))]
+                FROM w)
+            SELECT * FROM w
+            """
+    }
+
+    /// The row a one-statement create kept under the key (`createAndStore`), as the columns its INSERT
+    /// answered, in text: what the route renders again for a retry.
+    static func writtenRow(_ key: IdempotencyKey, columns: Int, in ledger: LedgerID) -> Query {
+        """
+        SELECT \(unsafeSQL: (1...columns).map { "k.written_row[\($0)]" }.joined(separator: ", "))
+        FROM idempotency_keys k WHERE k.ledger_id = \(ledger) AND k.key = \(key.value)
         """
     }
 

@@ -16,7 +16,7 @@ struct IdempotentWrites: Sendable {
     func wrapping(_ endpoint: @escaping RouteHandler) -> RouteHandler {
         { request, database in
             guard let key = try IdempotencyKey.from(request) else { return try await endpoint(request, database) }
-            return try await idempotency.run(key: key, fingerprint: RequestFingerprint(request), database: database) {
+            return try await idempotency.run(request, key: key, fingerprint: RequestFingerprint(request), database: database) {
                 try await endpoint(request, $0)
             }
         }

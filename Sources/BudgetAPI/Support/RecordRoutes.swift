@@ -222,6 +222,7 @@ extension RecordRoutes where Resource: CombinableInserts {
                 return Resource.insertRow(fields, context: context(database))
             },
             insert: Resource.insert(rows:),
+            columns: 2 + Resource.shape.record.columnCount,
             answers: { result in
                 try (0..<result.count).map { index in Self.created(try WrittenRecord(result[index], rendering: Resource.shape.record)) }
             })
