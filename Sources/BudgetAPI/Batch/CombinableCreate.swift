@@ -12,6 +12,8 @@ import Postgres
 ///
 /// A run's INSERT fails as a whole, and would not say which operation failed: the batch then runs again, from
 /// its first operation, every one through its own route (`BatchRoute`), so each answers as it would alone.
+///
+/// A keyed create on its own writes its one row with its key in one statement the same way (`Idempotency`).
 struct CombinableCreate: Sendable {
     /// The operation's VALUES row, or nil when it runs alone, through its route.
     let row: @Sendable (Request, Database) -> Query?
