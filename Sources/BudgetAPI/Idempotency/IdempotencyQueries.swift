@@ -120,6 +120,10 @@ enum IdempotencyQueries {
     /// refuses the statement and nothing of it is written; a request with the same key still running holds the
     /// index entry, so this one waits for it and then fails the same way. The request then runs as every keyed
     /// request does, which replays, refuses or replaces what the key holds.
+    ///
+    /// A column's `::text` is the text PostgreSQL would have answered (connections run with `TimeZone=UTC`
+    /// and `DateStyle=ISO`), but for a boolean: `true`/`false` rather than `t`/`f`, which reads the same
+    /// (`Bool(postgresText:)`, and the renderers look at the first letter).
     static func createAndStore(
         _ insert: Query, columns: Int, key: IdempotencyKey, fingerprint: RequestFingerprint, in ledger: LedgerID
     ) -> Query {
