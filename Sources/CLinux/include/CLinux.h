@@ -22,4 +22,12 @@ int clinux_set_malloc_trim_threshold(size_t bytes);
 /// Returns 0 once the child runs, -1 (errno set) if it could not be started: then nothing is sent.
 int clinux_signal_after_exit(pid_t target, int number);
 
+/// Catches signal `number` with a handler that only records its arrival, for `clinux_take_recorded_signal`.
+/// A caught signal, unlike an ignored one, is never discarded: a handler installed later (libdispatch's, for
+/// a signal source) replaces this one, and what arrived before it stays readable. Returns sigaction's result.
+int clinux_record_signal(int number);
+
+/// Whether signal `number` arrived since `clinux_record_signal` (or the last call), clearing the record.
+int clinux_take_recorded_signal(int number);
+
 #endif
