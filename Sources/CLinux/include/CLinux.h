@@ -1,5 +1,5 @@
 // The Linux interfaces Swift's Glibc module leaves out: epoll, eventfd, accept4 and mallopt; and what must
-// run in C (a forked child of a multithreaded process).
+// run in C (a forked child of a multithreaded process, a signal handler).
 #ifndef CLINUX_H
 #define CLINUX_H
 
