@@ -15,6 +15,26 @@ int clinux_set_malloc_trim_threshold(size_t bytes) {
     return mallopt(M_TRIM_THRESHOLD, (int)bytes);
 }
 
+/// One flag per signal number; a handler may only touch lock-free atomics.
+static int recorded_signals[65];
+
+static void record_signal(int number) {
+    if (number > 0 && number < 65) __atomic_store_n(&recorded_signals[number], 1, __ATOMIC_SEQ_CST);
+}
+
+int clinux_record_signal(int number) {
+    struct sigaction action = {0};
+    action.sa_handler = record_signal;
+    sigemptyset(&action.sa_mask);
+    action.sa_flags = SA_RESTART;
+    return sigaction(number, &action, NULL);
+}
+
+int clinux_take_recorded_signal(int number) {
+    if (number <= 0 || number >= 65) return 0;
+    return __atomic_exchange_n(&recorded_signals[number], 0, __ATOMIC_SEQ_CST);
+}
+
 int clinux_signal_after_exit(pid_t target, int number) {
     pid_t parent = getpid();
     pid_t child = fork();

@@ -1,3 +1,4 @@
+import CLinux
 import Dispatch
 import Foundation
 import Synchronization
@@ -51,14 +52,21 @@ private final class SignalListener: Sendable {
     init(signals: [Int32]) { self.signals = signals }
 
     /// Installs the sources once; later calls do nothing.
+    ///
+    /// Dispatch hears a signal only once the default action (terminate) is off, and installs its own handler
+    /// only when the source is registered, on its manager thread, some time after `resume()`. Until then the
+    /// signal is caught by a handler that records it (ignoring it instead would discard it: the server then
+    /// missed a SIGINT sent in that window and ran on), and the registration hands what it recorded over.
     func start() {
         state.withLock { state in
             guard state.sources.isEmpty else { return }
             for number in signals {
-                // Dispatch hears the signal only once the default action (terminate) is off.
-                signal(number, SIG_IGN)
+                clinux_record_signal(number)
                 let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
                 source.setEventHandler { [self] in received(number) }
+                source.setRegistrationHandler { [self] in
+                    if clinux_take_recorded_signal(number) != 0 { received(number) }
+                }
                 state.sources.append(source)
             }
             state.sources.forEach { $0.resume() }

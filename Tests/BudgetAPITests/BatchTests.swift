@@ -202,6 +202,82 @@ private func jsonEscaped(_ text: String) -> String {
         }
     }
 
+    /// A scoped operation's `Location` and `Content-Location` keep its `/ledgers/{L}` prefix as a single request's
+    /// do (docs/api.md, Ledgers), in every form a batch takes: atomic or not, a run of creates written by one INSERT,
+    /// a fresh answer or a stored one replayed, the batch sent scoped or not; an unscoped operation's stay as they
+    /// were. Every operation is keyed, so the same request sent alone replays what the batch stored, through the
+    /// request pipeline: its headers must be the batch's, byte for byte.
+    @Test(arguments: [(true, true), (true, false), (false, true), (false, false)])
+    func aScopedOperationAnswersTheLocationOfTheSameRequestAlone(atomic: Bool, scopedBatch: Bool) async throws {
+        try await TestApp.with(options: HouseholdsTests.options()) { app in
+            _ = try await HouseholdsTests.signUp(app, "Alice")
+            // Bob's own ledger is not ledger 1, and it is what his unscoped requests act on.
+            _ = try await HouseholdsTests.signUp(app, "Bob")
+            let token = HouseholdsTests.bearer(try await HouseholdsTests.logIn(app, "Bob").token)
+            let ledgers = try await app.request("GET", "/ledgers", headers: token)
+            let ledger = try #require(ledgers.array.first?["id"] as? Int)
+            #expect(ledger != 1)
+            let prefix = "/ledgers/\(ledger)"
+            let account = try await app.request("POST", prefix + "/accounts", json: #"{"name":"Cash","type":"cash"}"#, headers: token)
+            let accountPath = try #require(account.header("Location"))
+            #expect(accountPath.hasPrefix(prefix + "/accounts/"), "\(account.text)")
+            // A key whose answer a single request stored, which the batch replays.
+            let storedAlone = try await app.request(
+                "POST", prefix + "/categories", json: #"{"id":40,"title":"Alone","amount":1}"#,
+                headers: token + [("Idempotency-Key", "stored-alone")])
+            #expect(storedAlone.status == 201 && storedAlone.header("Location") == prefix + "/categories/40", "\(storedAlone.text)")
+
+            // The first two are a run of creates (one INSERT when atomic).
+            let operations: [(method: String, path: String, body: String?, key: String)] = [
+                ("POST", prefix + "/categories", #"{"id":41,"title":"Food","amount":10}"#, "run-1"),
+                ("POST", prefix + "/categories", #"{"id":42,"title":"Rent","amount":20}"#, "run-2"),
+                ("POST", prefix + "/categories/41/transactions", #"{"title":"Tea","amount":2}"#, "transaction"),
+                ("POST", accountPath + "/reconcile", #"{"balance":0,"date":"2026-11-30"}"#, "reconcile"),
+                ("POST", "/categories", #"{"id":43,"title":"Unscoped","amount":30}"#, "unscoped"),
+                ("POST", prefix + "/categories", #"{"id":40,"title":"Alone","amount":1}"#, "stored-alone"),
+            ]
+            let members = operations.map { operation in
+                let body = operation.body.map { #","body":\#($0)"# } ?? ""
+                return #"{"method":"\#(operation.method)","path":"\#(operation.path)"\#(body),"idempotencyKey":"\#(operation.key)"}"#
+            }
+            let batch = #"{"atomic":\#(atomic),"operations":[\#(members.joined(separator: ","))]}"#
+            let batchPath = scopedBatch ? prefix + "/batch" : "/batch"
+            let first = try await app.request("POST", batchPath, json: batch, headers: token)
+            #expect(first.status == 200, "\(first.text)")
+            #expect(first.batchStatuses == [201, 201, 201, 200, 201, 201], "\(first.text)")
+            let results = first.batchResults
+            guard results.count == operations.count else { return }
+            #expect(results[0].resultHeader("Location") == prefix + "/categories/41")
+            #expect(results[1].resultHeader("Location") == prefix + "/categories/42")
+            #expect(results[2].resultHeader("Location")?.hasPrefix(prefix + "/transactions/") == true, "\(first.text)")
+            #expect(results[3].resultHeader("Content-Location") == accountPath, "\(first.text)")
+            #expect(results[4].resultHeader("Location") == "/categories/43")
+            #expect(results[5].resultHeader("Location") == prefix + "/categories/40")
+            #expect(results[5].resultHeader("Idempotent-Replayed") == "true")
+
+            // Sent again, the batch replays every stored answer with the same headers.
+            let again = try await app.request("POST", batchPath, json: batch, headers: token)
+            #expect(again.status == 200, "\(again.text)")
+            for (index, result) in again.batchResults.enumerated() {
+                #expect(result.resultHeader("Idempotent-Replayed") == "true", "\(index) \(again.text)")
+                for name in ["Location", "Content-Location", "ETag"] {
+                    #expect(result.resultHeader(name) == results[index].resultHeader(name), "\(index) \(name)")
+                }
+            }
+            // Each operation sent alone with its key replays its answer as the request pipeline gives it.
+            for (index, operation) in operations.enumerated() {
+                let alone = try await app.request(
+                    operation.method, operation.path, json: operation.body, headers: token + [("Idempotency-Key", operation.key)])
+                #expect(alone.status == results[index]["status"] as? Int, "\(index) \(alone.text)")
+                #expect(alone.header("Idempotent-Replayed") == "true", "\(index)")
+                for name in ["Location", "Content-Location", "ETag"] {
+                    #expect(alone.header(name) == results[index].resultHeader(name), "\(index) \(name): \(first.text)")
+                }
+                #expect(sameJSON(try? alone.json(), results[index]["body"]), "\(index)")
+            }
+        }
+    }
+
     @Test func anIdempotencyKeyOnTheBatchReplaysTheWholeAnswer() async throws {
         try await TestApp.with { app in
             let batch = """

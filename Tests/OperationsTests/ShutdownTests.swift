@@ -40,6 +40,70 @@ import TestSupport
         #expect(server.log.contains("stopped"))
     }
 
+    /// A SIGINT that arrives while the server takes the signals over is kept, not lost (docs/operations.md,
+    /// Shutdown): the server stops as soon as it is up. The server used to ignore the signal until libdispatch
+    /// installed its own handler, some time later on another thread, and a SIGINT sent in between was discarded by
+    /// the kernel: the server ran on until a SIGTERM. The test watches the process's dispositions from its start,
+    /// freezes it (SIGSTOP) the moment SIGINT stops being fatal, sends SIGINT and lets it go on; a few times, since
+    /// the moment caught may fall after that window.
+    @Test func aSigintSentWhileTheServerTakesTheSignalsOverStopsIt() async throws {
+        let url = try await TestDatabase.fresh()
+        let executable = try ServerProcess.executablePath()
+        for attempt in 1...4 {
+            let lease = try await ConnectionBudget.shared().lease(5, for: "a budget-server process")
+            defer { lease.release() }
+            let logPath = FileManager.default.temporaryDirectory.appendingPathComponent("budget-server-sigint-\(attempt).log").path
+            let process = try await ChildProcess.start(
+                [
+                    executable, "serve", "--host", "127.0.0.1", "--port", "0", "--log-level", "info", "--database-url", url, "--pool-size", "1",
+                    "--loop-connections", "0", "--stream-pool-size", "1",
+                ],
+                outputPath: logPath)
+            let first = try await runOffCooperativePool { try Self.freezeWhenSigintIsTakenOver(process.pid) }
+            process.send(SIGINT)
+            process.send(SIGCONT)
+            // Bounded: a server that lost the signal would run on.
+            let status = try? await process.waitForExit(timeout: .seconds(60))
+            #expect(first == .caught, "attempt \(attempt): SIGINT was \(first) while the server took it over")
+            #expect(status == 0, "attempt \(attempt): exit status \(String(describing: status)); log:\n\(process.outputTail())")
+            guard status == 0 else {
+                try await process.kill()
+                break
+            }
+            #expect(process.output.contains("signal \(SIGINT) received"), "attempt \(attempt)")
+        }
+    }
+
+    /// What a process does with SIGINT, from /proc/<pid>/status.
+    enum Disposition: Equatable { case fatal, ignored, caught }
+
+    static func sigintDisposition(_ pid: pid_t) throws -> Disposition {
+        guard let status = readProcFile("/proc/\(pid)/status") else { throw ChildProcessError.system("read /proc/\(pid)/status", errno) }
+        func mask(_ name: String) -> UInt64 {
+            let line = status.split(separator: "\n").first { $0.hasPrefix(name + ":") }
+            return line.flatMap { UInt64($0.dropFirst(name.count + 1).trimmingCharacters(in: .whitespaces), radix: 16) } ?? 0
+        }
+        let bit = UInt64(1) << (SIGINT - 1)
+        if mask("SigIgn") & bit != 0 { return .ignored }
+        return mask("SigCgt") & bit != 0 ? .caught : .fatal
+    }
+
+    /// Polls `pid`'s SIGINT disposition without pause until it is no longer fatal, stops the process with SIGSTOP
+    /// and waits until it is stopped; answers the disposition first seen that was not fatal (up to 30 s).
+    static func freezeWhenSigintIsTakenOver(_ pid: pid_t) throws -> Disposition {
+        let deadline = ContinuousClock.now + .seconds(30)
+        var seen = Disposition.fatal
+        while seen == .fatal {
+            guard ContinuousClock.now < deadline else { throw ChildProcessError.system("SIGINT still fatal after 30 s", 0) }
+            seen = try sigintDisposition(pid)
+        }
+        kill(pid, SIGSTOP)
+        while readProcFile("/proc/\(pid)/stat").map({ !$0.contains(") T ") }) ?? false {
+            guard ContinuousClock.now < deadline else { throw ChildProcessError.system("not stopped after 30 s", 0) }
+        }
+        return seen
+    }
+
     /// The first signal starts the drain; the second, arriving while a slow request keeps the drain going,
     /// ends the process at once with 128 + its number. On the embedded cluster (`--data-dir`) the postmaster
     /// is asked to stop as well rather than left running without its server.

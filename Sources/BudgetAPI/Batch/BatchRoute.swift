@@ -16,6 +16,11 @@ import Postgres
 // (CombinableCreate); when that INSERT fails, the whole batch runs again with every operation on its own.
 // Not atomic: each operation commits or fails on its own, and the batch answers 200 with every operation's
 // result.
+//
+// An operation's answer is stored under its key as its route gave it, like a single request's, and its
+// `Location` and `Content-Location` gain the prefix of the operation's own path on its way into the batch's
+// answer, as the request pipeline adds it to a single request's: fresh or replayed, an operation answers what
+// the same request sent alone would (docs/api.md, Ledgers).
 
 /// `POST /batch`: an offline client's queued writes in one request.
 struct BatchRoute: Sendable {
@@ -114,8 +119,8 @@ struct BatchRoute: Sendable {
                 let answers = try await write(run, database: database)
                 for (member, answer) in zip(run.members, answers) {
                     if let keyed = keyed[member.index] { keys.remember(answer, for: keyed) }
+                    results.append(Self.prefixed(answer, of: member.request))
                 }
-                results += answers
                 index += answers.count
                 continue
             }
@@ -125,11 +130,13 @@ struct BatchRoute: Sendable {
                 answer = refusal
             case .ready(let request, let endpoint):
                 let execute = { try await Self.answer(request, endpoint: endpoint, database: database) }
+                let unprefixed: Response
                 if let keyed = keyed[index] {
-                    answer = try await keys.answer(keyed, database: database, execute: execute)
+                    unprefixed = try await keys.answer(keyed, database: database, execute: execute)
                 } else {
-                    answer = try await execute()
+                    unprefixed = try await execute()
                 }
+                answer = Self.prefixed(unprefixed, of: request)
             }
             results.append(answer)
             if !answer.status.isSuccess { return results }
@@ -206,13 +213,23 @@ struct BatchRoute: Sendable {
         case .ready(let ready, let resolved): (request, endpoint) = (ready, resolved)
         }
         let answer = { (database: Database) in try await Self.answer(request, endpoint: endpoint, database: database) }
-        guard let key = operation.idempotencyKey else { return try await answer(database) }
+        guard let key = operation.idempotencyKey else { return Self.prefixed(try await answer(database), of: request) }
         do {
-            return try await idempotency.run(
+            let stored = try await idempotency.run(
                 request, key: key, fingerprint: RequestFingerprint(request), database: database, execute: answer)
+            return Self.prefixed(stored, of: request)
         } catch let error as IdempotencyError {
             return error.problem.response
         }
+    }
+
+    /// `answer` with the prefix of `request`'s path (`/ledgers/{L}`) in its `Location` and `Content-Location`,
+    /// as the request pipeline gives a single request's answer; added after the answer was stored under its key,
+    /// so a replay gets it exactly like a fresh answer.
+    private static func prefixed(_ answer: Response, of request: Request) -> Response {
+        var answer = answer
+        answer.keepPrefix(of: request)
+        return answer
     }
 
     /// The endpoint's answer to one operation, with refusals as their problem answers.

@@ -1,5 +1,5 @@
 // The Linux interfaces Swift's Glibc module leaves out: epoll, eventfd, accept4 and mallopt; and what must
-// run in C (a forked child of a multithreaded process).
+// run in C (a forked child of a multithreaded process, a signal handler).
 #ifndef CLINUX_H
 #define CLINUX_H
 
@@ -21,5 +21,13 @@ int clinux_set_malloc_trim_threshold(size_t bytes);
 /// no descriptor of this process open, and sends the signal after 10 s if this process is still there.
 /// Returns 0 once the child runs, -1 (errno set) if it could not be started: then nothing is sent.
 int clinux_signal_after_exit(pid_t target, int number);
+
+/// Catches signal `number` with a handler that only records its arrival, for `clinux_take_recorded_signal`.
+/// A caught signal, unlike an ignored one, is never discarded: a handler installed later (libdispatch's, for
+/// a signal source) replaces this one, and what arrived before it stays readable. Returns sigaction's result.
+int clinux_record_signal(int number);
+
+/// Whether signal `number` arrived since `clinux_record_signal` (or the last call), clearing the record.
+int clinux_take_recorded_signal(int number);
 
 #endif

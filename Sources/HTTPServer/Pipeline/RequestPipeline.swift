@@ -80,13 +80,7 @@ public struct RequestPipeline<Context: Sendable>: Handler {
         } else {
             response = await answer(request, endpoint: endpoint)
         }
-        if !request.pathPrefix.isEmpty {
-            for name in ["Location", "Content-Location"] {
-                if let location = response.headers[name], location.hasPrefix("/") {
-                    response.headers.replaceOrAdd(name, request.pathPrefix + location)
-                }
-            }
-        }
+        response.keepPrefix(of: request)
         for field in headers where !response.headers.contains(field.name) {
             response.headers.add(field.name, field.value)
         }

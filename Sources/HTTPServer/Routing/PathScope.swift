@@ -52,3 +52,18 @@ public struct PathScope: Sendable {
         return true
     }
 }
+
+extension Response {
+    /// Puts back the prefix `PathScope` moved out of `request`'s path in this answer's `Location` and
+    /// `Content-Location`, so the client is sent on under the prefix it used; an unscoped request's answer is
+    /// left as it is. The pipeline does it for every answer; an application that answers requests of its own
+    /// making (one inside another, say) does it for each of those answers.
+    public mutating func keepPrefix(of request: Request) {
+        guard !request.pathPrefix.isEmpty else { return }
+        for name in ["Location", "Content-Location"] {
+            if let location = headers[name], location.hasPrefix("/") {
+                headers.replaceOrAdd(name, request.pathPrefix + location)
+            }
+        }
+    }
+}
