@@ -856,6 +856,34 @@ final class Fixture {
             "POST", "/transactions", #"{"categoryId":6,"title":"V","amount":"-1.00","date":"2026-11-03"}"#,
             headers: [("Idempotency-Key", "shared-key-3-b-category")])
         if keyed.status != 422 { leak("a keyed POST /transactions naming B's category 6 as A: \(keyed.status) \(keyed.text.prefix(200))") }
+        // An array is one INSERT (RecordRoutes.insertedTogether): one naming B's category, by its body or its
+        // path, fails it, and the records one by one answer as before, writing nothing into either ledger.
+        for variant in variants() {
+            let named = try await send(
+                "POST", "/transactions",
+                #"[{"categoryId":1,"title":"Array A","amount":"-1.00"},{"categoryId":6,"title":"Array A","amount":"-2.00"}]"#,
+                token: variant.token, scoped: variant.scoped)
+            if named.status != 422 || !named.text.contains(#""field":"categoryId""#) {
+                leak("an array create naming B's category as \(variant): \(named.status) \(named.text.prefix(200))")
+            }
+            for (ownerPath, category) in [("/categories/6/transactions", ""), ("/accounts/6/transactions", #""categoryId":1,"#)] {
+                let under = try await send(
+                    "POST", ownerPath, #"[{\#(category)"title":"Array A","amount":"-1.00"},{\#(category)"title":"Array A","amount":"-2.00"}]"#,
+                    token: variant.token, scoped: variant.scoped)
+                if under.status != 404 { leak("an array create under B's \(ownerPath) as \(variant): \(under.status) \(under.text.prefix(200))") }
+            }
+        }
+        let arrayWritten = try await send("GET", "/transactions?title=Array%20A", token: owner)
+        if arrayWritten.array.count != 0 { leak("an array create naming B's category wrote \(arrayWritten.array.count) into A") }
+        for variant in variants() {
+            let created = try await send(
+                "POST", "/transactions",
+                #"[{"categoryId":1,"title":"Array ok","amount":"-1.00"},{"categoryId":1,"title":"Array ok","amount":"-2.00"}]"#,
+                token: variant.token, scoped: variant.scoped)
+            if created.status != 201 || created.array.count != 2 {
+                leak("an array create in A as \(variant): \(created.status) \(created.text.prefix(200))")
+            }
+        }
         // A split's part naming B's category.
         try await expectUnknownCategory("POST", "/transactions", Self.splitNamingB)
         try await expectUnknownCategory("POST", "/accounts/1/transactions", Self.splitNamingB)

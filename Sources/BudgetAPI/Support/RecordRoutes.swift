@@ -45,7 +45,8 @@ struct RecordRoutes<Resource: TypedResource>: Sendable {
         return .json(record)
     }
 
-    /// Creates the records of an object or array body; an array is inserted all-or-nothing (docs/api.md).
+    /// Creates the records of an object or array body; an array is inserted all-or-nothing (docs/api.md), in
+    /// one statement when its records allow (`insertedTogether`), else one by one in a transaction.
     func create(
         _ request: Request,
         database: Database,
@@ -81,6 +82,9 @@ struct RecordRoutes<Resource: TypedResource>: Sendable {
             }
             return Self.created(record)
         }
+        if let records = try await insertedTogether(allFields, database: database) {
+            return .json(JSONArray.joining(records.map(\.json)), status: .created)
+        }
         let context = context(database)
         let records = try await database.transaction { [allFields] connection in
             try allFields.enumerated().map { index, fields in
@@ -95,6 +99,47 @@ struct RecordRoutes<Resource: TypedResource>: Sendable {
             }
         }
         return .json(JSONArray.joining(records.map(\.json)), status: .created)
+    }
+
+    /// An array body's records written by one INSERT (`TypedResource.insert(together:)`, the statement an atomic
+    /// batch writes a run of creates with), a statement on its own: atomic without BEGIN and COMMIT, and one
+    /// foreign key check, change capture and executor start-up for the whole array instead of one each
+    /// (bench/README.md, "Array creates"). An array longer than one statement takes
+    /// (`BatchRoute.maximumRunLength`) is several such INSERTs in one transaction: still a statement per
+    /// thousand records rather than per record.
+    ///
+    /// nil when a record needs statements of its own (a key or a split's categories to look up first, a
+    /// split's parts), inside a transaction (a refused statement would abort the caller's: a batch's or an
+    /// idempotency key's), or when PostgreSQL refuses the INSERT (a missing category or owner, an id taken, a
+    /// check), which would not say which record it refused: nothing was written, and `create` then writes the
+    /// records one by one, so its answer names the record at fault as it always has.
+    private func insertedTogether(_ allFields: [Resource.Fields], database: Database) async throws -> [WrittenRecord]? {
+        guard !database.isInTransaction else { return nil }
+        let context = context(database)
+        let length = BatchRoute.maximumRunLength
+        var statements: [Query] = []
+        for start in stride(from: 0, to: allFields.count, by: length) {
+            guard let statement = Resource.insert(together: allFields[start..<min(allFields.count, start + length)], context: context) else {
+                return nil
+            }
+            statements.append(statement)
+        }
+        let records: [WrittenRecord]
+        do {
+            if statements.count == 1 {
+                records = try WrittenRecord.rows(await database.query(statements[0]), rendering: Resource.shape.record)
+            } else {
+                records = try await database.transaction { [statements] connection in
+                    try statements.flatMap { try WrittenRecord.rows(connection.query($0), rendering: Resource.shape.record) }
+                }
+            }
+        } catch let error as PostgresError where error.kind == .server {
+            return nil
+        }
+        guard records.count == allFields.count else {
+            throw PostgresError(kind: .decoding, message: "an INSERT of \(allFields.count) rows answered \(records.count)")
+        }
+        return records
     }
 
     /// PUT: replaces the record, or creates it under the path's id so offline clients can push their records.
@@ -215,11 +260,9 @@ extension RecordRoutes where Resource: CombinableInserts {
         CombinableCreate(
             row: { request, database in
                 guard case .object(let members)? = try? RequestBody.parse(request), let fields = try? makeFields(members, request),
-                    Self.idOutsideSharedSpace(Resource.id(of: fields), caller: database.caller, field: "id") == nil,
-                    Resource.takenKey(fields, excluding: nil, in: database.ledger) == nil,
-                    Resource.missingReferences(fields, in: database.ledger) == nil
+                    Self.idOutsideSharedSpace(Resource.id(of: fields), caller: database.caller, field: "id") == nil
                 else { return nil }
-                return Resource.insertRow(fields, context: context(database))
+                return Resource.combinableRow(fields, context: context(database))
             },
             insert: Resource.insert(rows:),
             columns: 2 + Resource.shape.record.columnCount,

@@ -57,6 +57,10 @@ protocol TypedResource: Sendable {
     /// Records `fields` name that the ledger may lack where no foreign key's error could say which member
     /// names them (a split's parts' categories), asked before the write; nil (the default) when there are none.
     static func missingReferences(_ fields: Fields, in ledger: LedgerID) -> MissingReferences?
+    /// One statement inserting the records of `fields` (an array body's, in order), answering a row for each as
+    /// `insert` does, when every one of them gives a row of it (`CombinableInserts.combinableRow`); nil (the
+    /// default) when one needs statements of its own, and for every resource without combinable inserts.
+    static func insert(together fields: ArraySlice<Fields>, context: RecordContext) -> Query?
     /// Every record of the ledger with its exported members (`shape.exported`'s columns) in id order, what
     /// `export` writes; by default the whole table.
     static func exportRows(in ledger: LedgerID) -> Query
@@ -78,6 +82,35 @@ protocol CombinableInserts: TypedResource {
     static func insert(rows: [Query]) -> Query
 }
 
+extension CombinableInserts {
+    /// `fields`' row for `insert(rows:)` when its create needs no statement but its INSERT: nothing to look up
+    /// first (`takenKey`, `missingReferences`: `RecordRoutes.create` sends those before the write) and no
+    /// statement of its own (`insertRow`). An atomic batch's run of creates and an array body share it.
+    static func combinableRow(_ fields: Fields, context: RecordContext) -> Query? {
+        guard takenKey(fields, excluding: nil, in: context.ledger) == nil, missingReferences(fields, in: context.ledger) == nil else {
+            return nil
+        }
+        return insertRow(fields, context: context)
+    }
+
+    /// nil too when a record without an id follows one with an id: one statement moves the id sequence past
+    /// the ids clients chose only when it ends (migrations/0013's capture), so the later record would take
+    /// the sequence's next id where one statement per record gives it the one after the client's (and could
+    /// meet an id chosen in the same array).
+    static func insert(together fields: ArraySlice<Fields>, context: RecordContext) -> Query? {
+        var rows: [Query] = []
+        rows.reserveCapacity(fields.count)
+        var chosenID = false
+        for fields in fields {
+            let hasID = id(of: fields) != nil
+            guard hasID || !chosenID, let row = combinableRow(fields, context: context) else { return nil }
+            chosenID = chosenID || hasID
+            rows.append(row)
+        }
+        return rows.isEmpty ? nil : insert(rows: rows)
+    }
+}
+
 extension TypedResource {
     static var joins: Query { "" }
 
@@ -90,6 +123,8 @@ extension TypedResource {
     static func takenKey(_ fields: Fields, excluding id: Int64?, in ledger: LedgerID) -> TakenKey? { nil }
 
     static func missingReferences(_ fields: Fields, in ledger: LedgerID) -> MissingReferences? { nil }
+
+    static func insert(together fields: ArraySlice<Fields>, context: RecordContext) -> Query? { nil }
 
     static func combinableCreates(clock: CivilClock) -> [RouteSignature: CombinableCreate] { [:] }
 
@@ -334,6 +369,11 @@ extension WrittenRecord {
     /// One row of a `TypedResource` write, its columns from the third on rendered by `record`.
     init(_ row: Row, rendering record: PlainRecord) throws {
         self.init(id: try row.decode(Int64.self, at: 0), isCreated: try row.decode(Bool.self, at: 1), json: record.json(row, from: 2))
+    }
+
+    /// Every row of a `TypedResource` write of several records (`CombinableInserts.insert(rows:)`), in order.
+    static func rows(_ result: QueryResult, rendering record: PlainRecord) throws -> [WrittenRecord] {
+        try (0..<result.count).map { index in try WrittenRecord(result[index], rendering: record) }
     }
 }
 
