@@ -159,7 +159,8 @@ struct BatchRoute: Sendable {
 
     /// The run of creates starting at operation `start`, when there are at least two: operations on the same
     /// create route that give a row, each of which runs rather than answering what its key holds (and whose
-    /// key no other member of the run has).
+    /// key no other member of the run has), up to a record without an id after one with an id
+    /// (`CombinableCreate.Row.choosesID`).
     private func combinedRun(
         of prepared: [Prepared], from start: Int, keyed: [Int: BatchKeys.Keyed], keys: BatchKeys, database: Database
     ) -> CombinedRun? {
@@ -168,14 +169,16 @@ struct BatchRoute: Sendable {
         else { return nil }
         var run = CombinedRun(create: create)
         var runKeys: Set<IdempotencyKey> = []
+        var chosenID = false
         for index in start..<min(prepared.count, start + Self.maximumRunLength) {
             guard case .ready(let request, _) = prepared[index], request.method == first.method, request.route == route else { break }
             if let keyed = keyed[index] {
                 guard keys.runs(keyed), runKeys.insert(keyed.key).inserted else { break }
             }
-            guard let row = create.row(request, database) else { break }
+            guard let row = create.row(request, database), row.choosesID || !chosenID else { break }
+            chosenID = chosenID || row.choosesID
             run.members.append((index, request))
-            run.rows.append(row)
+            run.rows.append(row.values)
         }
         return run.members.count > 1 ? run : nil
     }

@@ -15,8 +15,19 @@ import Postgres
 ///
 /// A keyed create on its own writes its one row with its key in one statement the same way (`Idempotency`).
 struct CombinableCreate: Sendable {
-    /// The operation's VALUES row, or nil when it runs alone, through its route.
-    let row: @Sendable (Request, Database) -> Query?
+    /// One operation's part of the INSERT.
+    struct Row {
+        /// Its VALUES row.
+        let values: Query
+        /// Whether the client chose the record's id. One statement moves the id sequence past chosen ids only
+        /// when it ends (migrations/0013's capture), so a record without an id after one with an id would not
+        /// get the id a statement of its own gives it, and could meet an id chosen later in the same statement:
+        /// a run ends before such a record (`CombinableInserts.insert(together:)` says the same of an array).
+        let choosesID: Bool
+    }
+
+    /// The operation's row, or nil when it runs alone, through its route.
+    let row: @Sendable (Request, Database) -> Row?
     /// One INSERT of the rows, answering one row per row, in their order.
     let insert: @Sendable ([Query]) -> Query
     /// How many columns each row of the INSERT answers: what a keyed create stores of it to replay

@@ -86,7 +86,7 @@ struct Idempotency: Sendable {
             return nil
         }
         let statement = IdempotencyQueries.createAndStore(
-            create.insert([row]), columns: create.columns, key: key, fingerprint: fingerprint, in: database.ledger)
+            create.insert([row.values]), columns: create.columns, key: key, fingerprint: fingerprint, in: database.ledger)
         let result: QueryResult
         do {
             result = try await database.query(statement)

@@ -262,13 +262,13 @@ extension RecordRoutes where Resource: CombinableInserts {
                 guard case .object(let members)? = try? RequestBody.parse(request), let fields = try? makeFields(members, request),
                     Self.idOutsideSharedSpace(Resource.id(of: fields), caller: database.caller, field: "id") == nil
                 else { return nil }
-                return Resource.combinableRow(fields, context: context(database))
+                return Resource.combinableRow(fields, context: context(database)).map {
+                    CombinableCreate.Row(values: $0, choosesID: Resource.id(of: fields) != nil)
+                }
             },
             insert: Resource.insert(rows:),
             columns: 2 + Resource.shape.record.columnCount,
-            answers: { result in
-                try (0..<result.count).map { index in Self.created(try WrittenRecord(result[index], rendering: Resource.shape.record)) }
-            })
+            answers: { result in try WrittenRecord.rows(result, rendering: Resource.shape.record).map(Self.created) })
     }
 }
 
