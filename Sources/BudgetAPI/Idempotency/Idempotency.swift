@@ -47,9 +47,23 @@ struct Idempotency: Sendable {
         execute: (Database) async throws -> Response
     ) async throws -> Response {
         try await purger.purgeIfDue(in: database)
-        if let created = try await createInOneStatement(request, key: key, fingerprint: fingerprint, database: database) {
-            return created
+        switch try await createInOneStatement(request, key: key, fingerprint: fingerprint, database: database) {
+        case .created(let response):
+            return response
+        case .keyTaken:
+            return try await storedAnswer(request, key: key, fingerprint: fingerprint, database: database) {
+                try await runInTransaction(request, key: key, fingerprint: fingerprint, database: database, execute: execute)
+            }
+        case .notWritten:
+            return try await runInTransaction(request, key: key, fingerprint: fingerprint, database: database, execute: execute)
         }
+    }
+
+    /// `run`'s general way: the claim, the request and the stored answer in one transaction.
+    private func runInTransaction(
+        _ request: Request, key: IdempotencyKey, fingerprint: RequestFingerprint, database: Database,
+        execute: (Database) async throws -> Response
+    ) async throws -> Response {
         do {
             return try await database.withinTransaction(commitIf: { $0.status.isSuccess }) { transaction in
                 let claim = transaction.sendWithNext(IdempotencyQueries.claimOrRefuse(key, in: transaction.ledger))
@@ -70,20 +84,28 @@ struct Idempotency: Sendable {
             throw IdempotencyError.inProgress(key)
         } catch let refusal as PostgresError where refusal.sqlState == .idempotencyKeyAnswered {
             return try await storedAnswer(request, key: key, fingerprint: fingerprint, database: database) {
-                try await run(request, key: key, fingerprint: fingerprint, database: database, execute: execute)
+                try await runInTransaction(request, key: key, fingerprint: fingerprint, database: database, execute: execute)
             }
         }
     }
 
-    /// The answer of a create written with its key in one statement (`IdempotencyQueries.createAndStore`); nil
-    /// when the request is not such a create, or when PostgreSQL refused the statement, which then wrote
-    /// nothing: the request runs the general way.
+    /// What became of a create written with its key in one statement (`createInOneStatement`).
+    private enum OneStatementCreate {
+        case created(Response)
+        /// The key already has a row, live or expired: what it holds decides (`storedAnswer`).
+        case keyTaken
+        /// The request is no such create, or PostgreSQL refused the record: it runs the general way.
+        case notWritten
+    }
+
+    /// A create written with its key in one statement (`IdempotencyQueries.createAndStore`). A refused statement
+    /// wrote nothing.
     private func createInOneStatement(
         _ request: Request, key: IdempotencyKey, fingerprint: RequestFingerprint, database: Database
-    ) async throws -> Response? {
+    ) async throws -> OneStatementCreate {
         // Inside a transaction (a batch's operation) a refused statement would abort the transaction itself.
         guard !database.isInTransaction, let create = creates.create(for: request), let row = create.row(request, database) else {
-            return nil
+            return .notWritten
         }
         let statement = IdempotencyQueries.createAndStore(
             create.insert([row.values]), columns: create.columns, key: key, fingerprint: fingerprint, in: database.ledger)
@@ -91,9 +113,9 @@ struct Idempotency: Sendable {
         do {
             result = try await database.query(statement)
         } catch let refusal as PostgresError where refusal.kind == .server {
-            return nil
+            return refusal.sqlState == .uniqueViolation && refusal.constraint == IdempotencyQueries.keyConstraint ? .keyTaken : .notWritten
         }
-        return try await creates.answer(request, create: create, result: result)
+        return .created(try await creates.answer(request, create: create, result: result))
     }
 
     /// The answer stored under a key found answered: its replay, or 422 for another request. `runAnew` when

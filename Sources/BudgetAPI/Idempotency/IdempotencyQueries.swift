@@ -7,6 +7,9 @@ enum IdempotencyQueries {
     /// The two-int form never collides with the change feed's one-bigint lock (migrations/0009).
     private static let lockSpace: Int32 = 0x4944_4B59
 
+    /// The unique index a key's second row meets (migrations/0017).
+    static let keyConstraint = "idempotency_keys_pkey"
+
     /// How long a key replays its first answer (24 h: docs/sync.md, Idempotency keys); every statement below
     /// counts from it.
     static let lifetime: Query = "interval '24 hours'"
