@@ -29,8 +29,9 @@ import Postgres
 // A create on a route that can write its row in one INSERT (`CombinableCreate`) takes one round trip instead:
 // its statement writes the record and the key's row together, the row keeping the record's columns rather than
 // the answer (`IdempotencyQueries.createAndStore`, migrations/0024), and a retry renders them again. When that
-// statement fails (the key has a row, or the route refuses the record), nothing of it was written and the
-// request runs the general way above, which replays, refuses (409/422) or gives the route's own error.
+// statement fails, nothing of it was written: if the key already has a row, that row is read and replayed (or
+// refused, 422, or, expired, the request runs the general way); if the route refuses the record, the request
+// runs the general way above, which gives the route's own error.
 
 /// Runs requests at most once per idempotency key, replaying the first answer to retries.
 struct Idempotency: Sendable {
